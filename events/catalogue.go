@@ -1,0 +1,243 @@
+// Package events is hookd's knowledge of Claude Code hook events: the catalogue of all 31
+// events (name, matcher field, whether it can block, handler types, default timeout, which
+// output fields it honours), the interpretation of one hook's (exit code, stdout, stderr)
+// as result variants, and the merge of those variants into one answer per event.
+//
+// Everything here follows ../shared/claude-code-hooks-spec.md (cited as "spec §N"); the
+// catalogue is spec §1.1, §3.2 and §3.4. The package never spawns processes.
+package events
+
+import (
+	"sort"
+	"time"
+)
+
+// HandlerType is a hook handler's "type".
+type HandlerType string
+
+// Handler types (spec §3.2).
+const (
+	Command HandlerType = "command"
+	HTTP    HandlerType = "http"
+	MCPTool HandlerType = "mcp_tool"
+	Prompt  HandlerType = "prompt"
+	Agent   HandlerType = "agent"
+)
+
+// Runnable reports whether the daemon itself can run handlers of this type. prompt and
+// agent need the harness's model, mcp_tool its MCP connections.
+func (t HandlerType) Runnable() bool { return t == Command || t == HTTP }
+
+// Valid reports whether t is one of the five handler types.
+func (t HandlerType) Valid() bool {
+	switch t {
+	case Command, HTTP, MCPTool, Prompt, Agent:
+		return true
+	}
+	return false
+}
+
+// Field is an output field an event honours (spec §4.3, §4.4).
+type Field string
+
+// Output fields.
+const (
+	FContinue           Field = "continue"
+	FStopReason         Field = "stopReason"
+	FSystemMessage      Field = "systemMessage"
+	FDecision           Field = "decision" // top-level decision:"block" + reason
+	FAdditionalContext  Field = "additionalContext"
+	FPermissionDecision Field = "permissionDecision"
+	FUpdatedInput       Field = "updatedInput"
+	FPermissionRequest  Field = "decision.behavior" // PermissionRequest hookSpecificOutput.decision
+	FUpdatedToolOutput  Field = "updatedToolOutput"
+	FRetry              Field = "retry"
+	FSessionTitle       Field = "sessionTitle"
+	FWatchPaths         Field = "watchPaths"
+	FInitialUserMessage Field = "initialUserMessage"
+	FReloadSkills       Field = "reloadSkills"
+	FDisplayContent     Field = "displayContent"
+	FWorktreePath       Field = "worktreePath"
+	FElicitationAction  Field = "action"
+	FTerminalSequence   Field = "terminalSequence"
+	FSuppressPrompt     Field = "suppressOriginalPrompt"
+	FClassifierContext  Field = "classifierContext"
+)
+
+// Event describes one hook event.
+type Event struct {
+	Name string
+	// MatcherField is the input field a group's matcher is tested against; "" means the
+	// event has no matcher support and a matcher is ignored (spec §1.1).
+	MatcherField string
+	// NarrowMatcher: FileChanged and StopFailure use the narrower exact-match set
+	// (letters, digits, _ and | only; spec §2).
+	NarrowMatcher bool
+	// MatchBasename: the matcher is tested against the base name of the field's value
+	// (FileChanged matches the changed file's basename).
+	MatchBasename bool
+	// CanBlock: the event can stop the underlying action (exit 2 or a decision).
+	CanBlock bool
+	// Types are the handler types the event accepts (spec §3.4).
+	Types []HandlerType
+	// DefaultTimeout applies to command/http/mcp_tool handlers without "timeout".
+	DefaultTimeout time.Duration
+	// ToolEvent: the event concerns one tool call, so a handler's `if` filter is evaluated
+	// (on other events a handler with `if` never runs; spec §2.1).
+	ToolEvent bool
+	// EnvFile: hooks get CLAUDE_ENV_FILE (spec §6).
+	EnvFile bool
+	// PlainTextContext: plain stdout on exit 0 becomes context for the model (spec §4.1).
+	PlainTextContext bool
+	// ExitCodeIgnored: exit codes and stderr have no effect (Notification,
+	// InstructionsLoaded, StopFailure, PermissionDenied).
+	ExitCodeIgnored bool
+	// AnyNonZeroFails: any non-zero exit is a failure of the action (WorktreeCreate).
+	AnyNonZeroFails bool
+	// Honours lists the output fields the event acts on.
+	Honours []Field
+	// Exit2 describes what exit 2 does, for documentation and status.
+	Exit2 string
+}
+
+// Honoured reports whether the event acts on output field f.
+func (e *Event) Honoured(f Field) bool {
+	for _, h := range e.Honours {
+		if h == f {
+			return true
+		}
+	}
+	return false
+}
+
+// Accepts reports whether the event accepts handlers of type t.
+func (e *Event) Accepts(t HandlerType) bool {
+	for _, x := range e.Types {
+		if x == t {
+			return true
+		}
+	}
+	return false
+}
+
+const (
+	defaultTimeout = 600 * time.Second
+	// SessionEndBudget is the shared budget of SessionEnd hooks (spec §3.2: 1.5 s, raised
+	// to the largest per-hook timeout in settings files up to 60 s).
+	SessionEndBudget    = 1500 * time.Millisecond
+	SessionEndBudgetMax = 60 * time.Second
+)
+
+var (
+	all5      = []HandlerType{Command, HTTP, MCPTool, Prompt, Agent}
+	chm       = []HandlerType{Command, HTTP, MCPTool}
+	cmOnly    = []HandlerType{Command, MCPTool}
+	universal = []Field{FContinue, FStopReason, FSystemMessage, FTerminalSequence}
+)
+
+func fields(extra ...Field) []Field {
+	return append(append([]Field(nil), universal...), extra...)
+}
+
+// catalogue is spec §1.1 (31 events), with §3.4 handler types and §4.4 decision control.
+var catalogue = []*Event{
+	{Name: "SessionStart", MatcherField: "source", Types: cmOnly, EnvFile: true, PlainTextContext: true,
+		Honours: fields(FAdditionalContext, FInitialUserMessage, FSessionTitle, FWatchPaths, FReloadSkills),
+		Exit2:   "stderr shown to user; Claude doesn't see it"},
+	{Name: "Setup", MatcherField: "trigger", Types: cmOnly, EnvFile: true,
+		Honours: fields(FAdditionalContext), Exit2: "stderr shown to user"},
+	{Name: "InstructionsLoaded", MatcherField: "load_reason", Types: chm, ExitCodeIgnored: true,
+		Honours: []Field{FTerminalSequence}, Exit2: "exit code ignored"},
+	{Name: "UserPromptSubmit", CanBlock: true, Types: all5, PlainTextContext: true, DefaultTimeout: 30 * time.Second,
+		Honours: fields(FDecision, FAdditionalContext, FSessionTitle, FSuppressPrompt),
+		Exit2:   "prompt blocked and erased; stderr shown to user"},
+	{Name: "UserPromptExpansion", MatcherField: "command_name", CanBlock: true, Types: all5, PlainTextContext: true,
+		Honours: fields(FDecision, FAdditionalContext), Exit2: "expansion blocked; stderr shown to user"},
+	{Name: "MessageDisplay", Types: chm, DefaultTimeout: 10 * time.Second,
+		Honours: []Field{FContinue, FStopReason, FTerminalSequence, FDisplayContent}, Exit2: "original text displayed"},
+	{Name: "PreToolUse", MatcherField: "tool_name", CanBlock: true, Types: all5, ToolEvent: true,
+		Honours: fields(FPermissionDecision, FUpdatedInput, FAdditionalContext, FDecision),
+		Exit2:   "tool call blocked; stderr given to Claude"},
+	{Name: "PermissionRequest", MatcherField: "tool_name", CanBlock: true, Types: all5, ToolEvent: true,
+		Honours: fields(FPermissionRequest, FUpdatedInput), Exit2: "not honoured"},
+	{Name: "PermissionDenied", MatcherField: "tool_name", Types: all5, ToolEvent: true, ExitCodeIgnored: true,
+		Honours: fields(FRetry), Exit2: "ignored"},
+	{Name: "PostToolUse", MatcherField: "tool_name", Types: all5, ToolEvent: true,
+		Honours: fields(FDecision, FAdditionalContext, FUpdatedToolOutput, FClassifierContext),
+		Exit2:   "stderr shown to Claude (tool already ran)"},
+	{Name: "PostToolUseFailure", MatcherField: "tool_name", Types: all5, ToolEvent: true,
+		Honours: fields(FAdditionalContext), Exit2: "stderr shown to Claude"},
+	{Name: "PostToolBatch", CanBlock: true, Types: all5,
+		Honours: fields(FDecision, FAdditionalContext), Exit2: "agentic loop stops before next model call"},
+	{Name: "Notification", MatcherField: "notification_type", Types: chm, ExitCodeIgnored: true,
+		Honours: []Field{FTerminalSequence}, Exit2: "exit code and stderr ignored"},
+	{Name: "SubagentStart", MatcherField: "agent_type", Types: chm,
+		Honours: fields(FAdditionalContext), Exit2: "stderr shown in the subagent's transcript"},
+	{Name: "SubagentStop", MatcherField: "agent_type", CanBlock: true, Types: all5,
+		Honours: fields(FDecision, FAdditionalContext), Exit2: "subagent kept running; stderr is its next instruction"},
+	{Name: "TaskCreated", CanBlock: true, Types: all5,
+		Honours: []Field{FSystemMessage, FDecision, FTerminalSequence}, Exit2: "task rolled back; stderr returned to Claude"},
+	{Name: "TaskCompleted", CanBlock: true, Types: all5,
+		Honours: fields(), Exit2: "task not completed; stderr fed back to the model"},
+	{Name: "Stop", CanBlock: true, Types: all5,
+		Honours: fields(FDecision, FAdditionalContext), Exit2: "Claude continues; stderr is the reason"},
+	{Name: "StopFailure", MatcherField: "error", NarrowMatcher: true, Types: chm, ExitCodeIgnored: true,
+		Honours: []Field{FTerminalSequence}, Exit2: "output and exit code ignored"},
+	{Name: "TeammateIdle", CanBlock: true, Types: all5,
+		Honours: fields(), Exit2: "teammate keeps working with stderr as feedback"},
+	{Name: "ConfigChange", MatcherField: "source", CanBlock: true, Types: chm,
+		Honours: []Field{FContinue, FStopReason, FDecision, FTerminalSequence}, Exit2: "change not applied (not for policy_settings)"},
+	{Name: "CwdChanged", Types: chm, EnvFile: true,
+		Honours: fields(FWatchPaths), Exit2: "stderr shown to user"},
+	{Name: "DirectoryAdded", MatcherField: "source", Types: chm,
+		Honours: fields(), Exit2: "stderr to debug log only"},
+	{Name: "FileChanged", MatcherField: "file_path", NarrowMatcher: true, MatchBasename: true, Types: chm, EnvFile: true,
+		Honours: fields(FWatchPaths), Exit2: "stderr shown to user"},
+	{Name: "WorktreeCreate", CanBlock: true, Types: chm, AnyNonZeroFails: true,
+		Honours: []Field{FWorktreePath, FTerminalSequence}, Exit2: "any non-zero exit fails creation"},
+	{Name: "WorktreeRemove", Types: chm,
+		Honours: []Field{FTerminalSequence}, Exit2: "failures logged in debug only"},
+	{Name: "PreCompact", MatcherField: "trigger", CanBlock: true, Types: chm,
+		Honours: []Field{FContinue, FStopReason, FDecision, FTerminalSequence}, Exit2: "compaction blocked"},
+	{Name: "PostCompact", MatcherField: "trigger", Types: chm,
+		Honours: []Field{FContinue, FStopReason, FTerminalSequence}, Exit2: "stderr shown to user"},
+	{Name: "Elicitation", MatcherField: "mcp_server_name", CanBlock: true, Types: chm,
+		Honours: []Field{FContinue, FStopReason, FElicitationAction, FTerminalSequence}, Exit2: "elicitation denied"},
+	{Name: "ElicitationResult", MatcherField: "mcp_server_name", CanBlock: true, Types: chm,
+		Honours: []Field{FContinue, FStopReason, FElicitationAction, FTerminalSequence}, Exit2: "action becomes decline"},
+	{Name: "SessionEnd", MatcherField: "reason", Types: chm, DefaultTimeout: SessionEndBudget,
+		Honours: []Field{FTerminalSequence}, Exit2: "stderr shown to user"},
+}
+
+var byName = func() map[string]*Event {
+	m := make(map[string]*Event, len(catalogue))
+	for _, e := range catalogue {
+		if e.DefaultTimeout == 0 {
+			e.DefaultTimeout = defaultTimeout
+		}
+		m[e.Name] = e
+	}
+	return m
+}()
+
+// Lookup returns the event named name (case-sensitive, as Claude Code is).
+func Lookup(name string) (*Event, bool) {
+	e, ok := byName[name]
+	return e, ok
+}
+
+// All returns every event, sorted by name.
+func All() []*Event {
+	out := append([]*Event(nil), catalogue...)
+	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
+	return out
+}
+
+// Names returns every event name, sorted.
+func Names() []string {
+	out := make([]string, 0, len(catalogue))
+	for _, e := range All() {
+		out = append(out, e.Name)
+	}
+	return out
+}

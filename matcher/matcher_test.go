@@ -1,0 +1,120 @@
+package matcher
+
+import (
+	"strings"
+	"testing"
+)
+
+func TestMatch(t *testing.T) {
+	tests := []struct {
+		pattern string
+		narrow  bool
+		value   string
+		want    bool
+	}{
+		{"", false, "Bash", true},
+		{"*", false, "Bash", true},
+		{"  ", false, "anything", true},
+		{"Bash", false, "Bash", true},
+		{"Bash", false, "bash", false}, // case-sensitive
+		{"Bash", false, "BashOutput", false},
+		{"Edit|Write", false, "Write", true},
+		{"Edit|Write", false, "NotebookEdit", false},
+		{"Edit, Write", false, "Write", true}, // comma + whitespace (2.1.191)
+		{"Edit ,Write", false, "Edit", true},
+		{"code-reviewer", false, "code-reviewer", true}, // hyphen exact (2.1.195)
+		{"code-reviewer", false, "my-code-reviewer", false},
+		{"mcp__memory", false, "mcp__memory__create", false}, // exact: matches no tool
+		{"mcp__memory__.*", false, "mcp__memory__create", true},
+		{"Edit.*", false, "NotebookEdit", true}, // unanchored regex
+		{"^Edit$", false, "NotebookEdit", false},
+		{"^Edit$", false, "Edit", true},
+		{"^(Edit|Write)$", false, "Write", true},
+		{"Notebook.*", false, "NotebookEdit", true},
+		{"^my-plugin:reviewer$", false, "my-plugin:reviewer", true},
+		{"|", false, "Bash", false},
+		{"startup|resume", false, "resume", true},
+		{"startup|resume", false, "clear", false},
+		// FileChanged / StopFailure: narrow set.
+		{".envrc|package.json", true, ".envrc", true}, // has '.', so regex
+		{"envrc|Makefile", true, "Makefile", true},
+		{"rate_limit|overloaded", true, "overloaded", true},
+		{"rate_limit, overloaded", true, "overloaded", false}, // comma is regex here
+		{"*", true, "*", true},
+		{"*", true, "Makefile", false},
+		{"", true, "Makefile", true},
+		{"server-error", true, "server-error", true}, // hyphen → regex (narrow), still matches itself
+		{"server-error", true, "xserver-errorx", true},
+	}
+	for _, tt := range tests {
+		m, err := Compile(tt.pattern, tt.narrow)
+		if err != nil {
+			t.Fatalf("Compile(%q, %v): %v", tt.pattern, tt.narrow, err)
+		}
+		if got := m.Match(tt.value); got != tt.want {
+			t.Errorf("Compile(%q, narrow=%v).Match(%q) = %v, want %v", tt.pattern, tt.narrow, tt.value, got, tt.want)
+		}
+	}
+}
+
+func TestCompileErrors(t *testing.T) {
+	for _, p := range []string{"(", "Edit(", "[a-", "(?=Bash)", "(?!Bash)", "(?<=x)y", `(a)\1`} {
+		_, err := Compile(p, false)
+		if err == nil {
+			t.Errorf("Compile(%q) succeeded, want error", p)
+			continue
+		}
+		if !strings.Contains(err.Error(), "invalid matcher regex") {
+			t.Errorf("Compile(%q) error %q does not say what failed", p, err)
+		}
+	}
+	_, err := Compile("(?=Bash)", false)
+	if !strings.Contains(err.Error(), "JavaScript-only") {
+		t.Errorf("lookahead error %q lacks the RE2 hint", err)
+	}
+}
+
+func TestNilAndAll(t *testing.T) {
+	var m *Matcher
+	if !m.Match("x") || !m.MatchesAll() || !All.Match("x") {
+		t.Fatal("nil / All matcher must match everything")
+	}
+	r, _ := Compile("a.b", false)
+	if !r.IsRegex() || r.MatchesAll() || r.String() != "a.b" {
+		t.Fatal("regex matcher reports wrong shape")
+	}
+	l, _ := Compile("A|B", false)
+	if got := l.Names(); len(got) != 2 || got[0] != "A" || got[1] != "B" {
+		t.Fatalf("Names() = %v", got)
+	}
+}
+
+func FuzzCompile(f *testing.F) {
+	for _, s := range []string{"", "*", "Bash", "Edit|Write", "Edit, Write", "Edit.*", "^Edit$", "(", "mcp__x__.*", "a-b", "(?=x)"} {
+		f.Add(s, false, "Bash")
+		f.Add(s, true, "NotebookEdit")
+	}
+	f.Fuzz(func(t *testing.T, pattern string, narrow bool, value string) {
+		m, err := Compile(pattern, narrow)
+		if err != nil {
+			if m != nil {
+				t.Fatal("non-nil matcher with error")
+			}
+			return
+		}
+		got := m.Match(value)
+		if m.MatchesAll() && !got {
+			t.Fatalf("match-all matcher %q rejected %q", pattern, value)
+		}
+		// Exact lists must agree with a direct membership test.
+		if names := m.Names(); names != nil && !m.IsRegex() {
+			want := false
+			for _, n := range names {
+				want = want || n == value
+			}
+			if got != want {
+				t.Fatalf("list %q Match(%q) = %v, want %v", pattern, value, got, want)
+			}
+		}
+	})
+}

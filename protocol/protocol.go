@@ -1,0 +1,251 @@
+package protocol
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+)
+
+// Version is the protocol version this package speaks.
+const Version = 1
+
+// DefaultMaxRequestBytes is the default limit on one request line. Write tool inputs can
+// carry whole files, so the limit is generous; a daemon may be configured lower or higher.
+const DefaultMaxRequestBytes = 16 << 20
+
+// Ops a request can carry.
+const (
+	OpEvent  = "event"
+	OpPing   = "ping"
+	OpStatus = "status"
+	OpReload = "reload"
+)
+
+// Request is one line a client sends.
+type Request struct {
+	V          int             `json:"v"`
+	Op         string          `json:"op,omitempty"`
+	ID         string          `json:"id,omitempty"`
+	Event      json.RawMessage `json:"event,omitempty"`
+	Env        []string        `json:"env,omitempty"`
+	ProjectDir string          `json:"project_dir,omitempty"`
+	Options    Options         `json:"options,omitempty"`
+}
+
+// Options are per-request knobs.
+type Options struct {
+	// ResultOnly asks the daemon to send only the final result (or error) frame.
+	ResultOnly bool `json:"result_only,omitempty"`
+	// Client names the caller for logs and the audit record ("hookc", "my-harness/1.2").
+	Client string `json:"client,omitempty"`
+}
+
+// FrameType names a frame kind.
+type FrameType string
+
+// The frame kinds: the seven result variants, then the two terminal frames.
+const (
+	FrameMessage             FrameType = "message"
+	FramePermission          FrameType = "permission"
+	FrameUpdatedInput        FrameType = "updated_input"
+	FramePreventContinuation FrameType = "prevent_continuation"
+	FrameStopReason          FrameType = "stop_reason"
+	FrameAdditionalContext   FrameType = "additional_context"
+	FrameStop                FrameType = "stop"
+	FrameResult              FrameType = "result"
+	FrameError               FrameType = "error"
+)
+
+// Terminal reports whether a frame of this type ends an answer.
+func (t FrameType) Terminal() bool { return t == FrameResult || t == FrameError }
+
+// Message kinds carried by "message" frames.
+const (
+	MsgStarted       = "started"
+	MsgFinished      = "finished"
+	MsgError         = "error"
+	MsgTimeout       = "timeout"
+	MsgCancelled     = "cancelled"
+	MsgNotRun        = "not_run"
+	MsgWarning       = "warning"
+	MsgSystemMessage = "system_message"
+)
+
+// Frame is one line of an answer. Which fields are set depends on Type.
+type Frame struct {
+	Type FrameType `json:"type"`
+	V    int       `json:"v,omitempty"`
+	// ID echoes Request.ID on terminal frames.
+	ID   string   `json:"id,omitempty"`
+	Hook *HookRef `json:"hook,omitempty"`
+
+	// message
+	Kind       string   `json:"kind,omitempty"`
+	Text       string   `json:"text,omitempty"`
+	ExitCode   *int     `json:"exit_code,omitempty"`
+	DurationMS *float64 `json:"duration_ms,omitempty"`
+
+	// permission (also Reason for stop and stop_reason)
+	Decision     string   `json:"decision,omitempty"`
+	Reason       string   `json:"reason,omitempty"`
+	Source       string   `json:"source,omitempty"`
+	OverriddenBy *RuleRef `json:"overridden_by,omitempty"`
+
+	// updated_input
+	Input json.RawMessage `json:"input,omitempty"`
+
+	// additional_context
+	Context string `json:"context,omitempty"`
+
+	// result / error
+	Result *Result `json:"result,omitempty"`
+	Error  *Error  `json:"error,omitempty"`
+	// Data carries the answer to ops other than "event" (ping, status, reload) in a
+	// result frame.
+	Data json.RawMessage `json:"data,omitempty"`
+}
+
+// HookRef identifies one configured handler.
+type HookRef struct {
+	// ID is stable across reloads while the handler's place in its file is unchanged:
+	// "<source>:<file>#<Event>[<group>].hooks[<index>]".
+	ID      string `json:"id"`
+	Source  string `json:"source,omitempty"` // managed | user | project | local | flag
+	File    string `json:"file,omitempty"`
+	Event   string `json:"event,omitempty"`
+	Matcher string `json:"matcher,omitempty"`
+	Type    string `json:"type,omitempty"` // command | http | prompt | agent | mcp_tool
+	Command string `json:"command,omitempty"`
+}
+
+// RuleRef names a permission rule and the settings file it came from.
+type RuleRef struct {
+	Rule   string `json:"rule"`
+	List   string `json:"list"` // allow | ask | deny
+	File   string `json:"file,omitempty"`
+	Source string `json:"source,omitempty"`
+}
+
+// Permission is a permission decision with its provenance.
+type Permission struct {
+	Decision     string   `json:"decision"` // allow | deny | ask | defer
+	Reason       string   `json:"reason,omitempty"`
+	Source       string   `json:"source,omitempty"` // hook | rule
+	Hook         *HookRef `json:"hook,omitempty"`
+	OverriddenBy *RuleRef `json:"overridden_by,omitempty"`
+}
+
+// HookOutcome summarises what one handler did for this event.
+type HookOutcome struct {
+	Hook       HookRef `json:"hook"`
+	Outcome    string  `json:"outcome"` // ok | blocked | error | timeout | cancelled | not_run
+	ExitCode   *int    `json:"exit_code,omitempty"`
+	DurationMS float64 `json:"duration_ms"`
+	Error      string  `json:"error,omitempty"`
+}
+
+// Outcome values.
+const (
+	OutcomeOK        = "ok"
+	OutcomeBlocked   = "blocked"
+	OutcomeError     = "error"
+	OutcomeTimeout   = "timeout"
+	OutcomeCancelled = "cancelled"
+	OutcomeNotRun    = "not_run"
+)
+
+// Result is the merged answer to one event.
+type Result struct {
+	DecisionID string `json:"decision_id"`
+	Event      string `json:"event"`
+	// Revision is the hash of every settings source the answer was computed from.
+	Revision string `json:"revision,omitempty"`
+	// Mode is "parallel" or "sequential".
+	Mode string `json:"mode,omitempty"`
+
+	// Permission is the final permission decision after permission rules (tool events
+	// only); HookPermission is what the hooks alone decided.
+	Permission     *Permission `json:"permission,omitempty"`
+	HookPermission *Permission `json:"hook_permission,omitempty"`
+
+	UpdatedInput        json.RawMessage `json:"updated_input,omitempty"`
+	PreventContinuation bool            `json:"prevent_continuation,omitempty"`
+	StopReason          string          `json:"stop_reason,omitempty"`
+	// Block is set when a hook blocked the action this event guards.
+	Block             *Block   `json:"block,omitempty"`
+	AdditionalContext []string `json:"additional_context,omitempty"`
+	SystemMessages    []string `json:"system_messages,omitempty"`
+
+	// Output, Stdout, Stderr and ExitCode are the Claude Code hook answer (see Render).
+	Output   json.RawMessage `json:"output,omitempty"`
+	Stdout   string          `json:"stdout,omitempty"`
+	Stderr   string          `json:"stderr,omitempty"`
+	ExitCode int             `json:"exit_code"`
+
+	Hooks    []HookOutcome `json:"hooks,omitempty"`
+	Warnings []string      `json:"warnings,omitempty"`
+}
+
+// Block is a blocking decision and its reason.
+type Block struct {
+	Reason string   `json:"reason"`
+	Hook   *HookRef `json:"hook,omitempty"`
+}
+
+// Error codes carried by "error" frames.
+const (
+	CodeBadRequest         = "bad_request"
+	CodeUnsupportedVersion = "unsupported_version"
+	CodeUnknownEvent       = "unknown_event"
+	CodeTooLarge           = "too_large"
+	CodeForbidden          = "forbidden"
+	CodeAuditFailed        = "audit_failed"
+	CodeShuttingDown       = "shutting_down"
+	CodeInternal           = "internal"
+)
+
+// Error is the body of an "error" frame. It implements error, so a client can use
+// errors.As to inspect it.
+type Error struct {
+	Code    string `json:"code"`
+	Message string `json:"message"`
+	Event   string `json:"event,omitempty"`
+	Field   string `json:"field,omitempty"`
+}
+
+func (e *Error) Error() string {
+	if e == nil {
+		return "<nil>"
+	}
+	return fmt.Sprintf("hookd: %s: %s", e.Code, e.Message)
+}
+
+// Is lets errors.Is match on code: errors.Is(err, &protocol.Error{Code: protocol.CodeUnknownEvent}).
+func (e *Error) Is(target error) bool {
+	var t *Error
+	if !errors.As(target, &t) || t == nil {
+		return false
+	}
+	return t.Code == e.Code && (t.Message == "" || t.Message == e.Message)
+}
+
+// Errorf builds an *Error with a formatted message.
+func Errorf(code, format string, args ...any) *Error {
+	return &Error{Code: code, Message: fmt.Sprintf(format, args...)}
+}
+
+// ErrorFrame wraps an error in a terminal frame. A non-*Error becomes code "internal".
+func ErrorFrame(id string, err error) Frame {
+	var pe *Error
+	if !errors.As(err, &pe) {
+		pe = &Error{Code: CodeInternal, Message: err.Error()}
+	}
+	return Frame{Type: FrameError, V: Version, ID: id, Error: pe}
+}
+
+// Ping is the answer to an OpPing request, carried in a result frame's Data.
+type Ping struct {
+	Versions []int  `json:"versions"`
+	Daemon   string `json:"daemon"`
+	PID      int    `json:"pid"`
+}

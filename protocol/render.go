@@ -1,0 +1,41 @@
+package protocol
+
+import (
+	"encoding/json"
+	"io"
+)
+
+// Render writes r as a Claude Code command hook would answer: Output (a JSON object) or
+// Stdout (plain text) on stdout, Stderr on stderr, and returns the exit code to use.
+func (r *Result) Render(stdout, stderr io.Writer) int {
+	switch {
+	case len(r.Output) > 0 && string(r.Output) != "null" && string(r.Output) != "{}":
+		_, _ = stdout.Write(r.Output)
+		_, _ = io.WriteString(stdout, "\n")
+	case r.Stdout != "":
+		_, _ = io.WriteString(stdout, r.Stdout)
+	}
+	if r.Stderr != "" {
+		_, _ = io.WriteString(stderr, r.Stderr)
+	}
+	return r.ExitCode
+}
+
+// FailClosed is the answer a client gives when neither the daemon nor an in-process
+// engine could evaluate the event: it blocks. Exit code 2 is the one signal every Claude
+// Code event understands — it blocks the events that can block, and on the others it
+// only shows the reason to the user. PermissionRequest ignores exit 2 (spec §4.4), so it
+// gets an explicit JSON deny.
+func FailClosed(event, reason string) *Result {
+	r := &Result{Event: event, ExitCode: 2, Stderr: reason + "\n", Block: &Block{Reason: reason}}
+	if event == "PermissionRequest" {
+		out := map[string]any{"hookSpecificOutput": map[string]any{
+			"hookEventName": "PermissionRequest",
+			"decision":      map[string]any{"behavior": "deny", "message": reason},
+		}}
+		r.Output, _ = json.Marshal(out)
+		r.ExitCode = 0
+		r.Stderr = ""
+	}
+	return r
+}
