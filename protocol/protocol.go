@@ -167,6 +167,9 @@ type Result struct {
 	// only); HookPermission is what the hooks alone decided.
 	Permission     *Permission `json:"permission,omitempty"`
 	HookPermission *Permission `json:"hook_permission,omitempty"`
+	// RuleAnswer is the permission rules' own answer for the tool call. When no hook
+	// decided, it is reported here but not rendered: the harness keeps the final say.
+	RuleAnswer *Permission `json:"rule_answer,omitempty"`
 
 	UpdatedInput        json.RawMessage `json:"updated_input,omitempty"`
 	PreventContinuation bool            `json:"prevent_continuation,omitempty"`
