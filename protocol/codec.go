@@ -152,3 +152,15 @@ func WriteFrame(w io.Writer, f *Frame) error {
 func itoa(i int) string { return strconv.Itoa(i) }
 
 func quote(s string) string { return strconv.Quote(s) }
+
+// EventName extracts hook_event_name from a payload without validating the rest; "" if
+// the payload is not a JSON object or has none. Clients use it to fail safe on garbage.
+func EventName(payload []byte) string {
+	var h struct {
+		Name string `json:"hook_event_name"`
+	}
+	if json.Unmarshal(payload, &h) != nil {
+		return ""
+	}
+	return h.Name
+}

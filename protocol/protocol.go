@@ -178,6 +178,10 @@ type Result struct {
 	Block             *Block   `json:"block,omitempty"`
 	AdditionalContext []string `json:"additional_context,omitempty"`
 	SystemMessages    []string `json:"system_messages,omitempty"`
+	// Specific holds the other merged event-specific output fields the event honours,
+	// keyed by their Claude Code name (sessionTitle, watchPaths, updatedToolOutput,
+	// updatedPermissions, terminalSequence, worktreePath, ...), for rendering.
+	Specific map[string]json.RawMessage `json:"specific,omitempty"`
 
 	// Output, Stdout, Stderr and ExitCode are the Claude Code hook answer (see Render).
 	Output   json.RawMessage `json:"output,omitempty"`
@@ -193,6 +197,10 @@ type Result struct {
 type Block struct {
 	Reason string   `json:"reason"`
 	Hook   *HookRef `json:"hook,omitempty"`
+	// Via says how the hooks blocked: "exit2" when every block came from exit code 2,
+	// "exit" for a WorktreeCreate hook failing with another non-zero code (or not
+	// starting), "json" otherwise (decision:"block" and friends).
+	Via string `json:"via,omitempty"`
 }
 
 // Error codes carried by "error" frames.

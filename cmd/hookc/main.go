@@ -1,0 +1,194 @@
+// Command hookc forwards one Claude Code hook event to hookd and answers as a hook.
+//
+// A harness runs hookc as its hook command: the event JSON arrives on stdin, hookc sends
+// it to the daemon over the Unix socket together with its own environment (so hooks run
+// with the PATH, virtualenv and CLAUDE_* variables the harness gave it), and prints the
+// merged answer as a Claude Code hook output: JSON on stdout and exit code 0, or exit 2
+// with the reason on stderr where only exit 2 expresses the outcome.
+//
+// Fail safe: if the daemon cannot be reached, hookc runs the event through the same
+// engine in-process (`hookd run`); if even that fails, it blocks the event with a reason
+// (exit 2) rather than letting it through. A hook runner that is down never reads as an
+// allow.
+//
+// hookc imports only the standard library and hookd's protocol package: it is started for
+// every hook event, so its start-up time is the product.
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"time"
+
+	"github.com/hookd/hookd/protocol"
+)
+
+func main() {
+	os.Exit(run(os.Args[1:], os.Stdin, os.Stdout, os.Stderr))
+}
+
+type options struct {
+	socket     string
+	stream     bool
+	projectDir string
+	timeout    time.Duration
+	fallback   bool
+	debug      bool
+}
+
+func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
+	fs := flag.NewFlagSet("hookc", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	var o options
+	fs.StringVar(&o.socket, "socket", protocol.DefaultSocketPath(), "daemon socket path (env "+protocol.EnvSocket+")")
+	fs.BoolVar(&o.stream, "stream", false, "print every frame as a JSON line instead of the hook output")
+	fs.StringVar(&o.projectDir, "project-dir", os.Getenv("CLAUDE_PROJECT_DIR"), "project directory (default $CLAUDE_PROJECT_DIR)")
+	fs.DurationVar(&o.timeout, "timeout", 0, "give up on the daemon after this long (0: no limit; the harness's hook timeout applies)")
+	fs.BoolVar(&o.fallback, "fallback", true, "when the daemon is unreachable, run the event in-process with `hookd run`")
+	fs.BoolVar(&o.debug, "debug", os.Getenv("HOOKC_DEBUG") != "", "print the decision id and timings on stderr (env HOOKC_DEBUG)")
+	fs.Usage = func() {
+		fmt.Fprintf(stderr, "usage: hookc [flags] < event.json\n\nForward one hook event to hookd and print the Claude Code hook output.\n\n")
+		fs.PrintDefaults()
+	}
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return 0
+		}
+		return 2
+	}
+	payload, err := io.ReadAll(io.LimitReader(stdin, protocol.DefaultMaxRequestBytes+1))
+	if err != nil {
+		return failClosed(stdout, stderr, nil, "hookc: reading the event from stdin: "+err.Error())
+	}
+	if len(payload) > protocol.DefaultMaxRequestBytes {
+		return failClosed(stdout, stderr, payload, fmt.Sprintf("hookc: event payload exceeds %d bytes", protocol.DefaultMaxRequestBytes))
+	}
+	start := time.Now()
+	ctx := context.Background()
+	if o.timeout > 0 {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, o.timeout)
+		defer cancel()
+	}
+	req := &protocol.Request{
+		V: protocol.Version, Event: bytes.TrimSpace(payload), Env: os.Environ(), ProjectDir: o.projectDir,
+		Options: protocol.Options{Client: "hookc", ResultOnly: !o.stream},
+	}
+	var onFrame func(*protocol.Frame)
+	if o.stream {
+		onFrame = func(f *protocol.Frame) { _ = protocol.WriteFrame(stdout, f) }
+	}
+	f, err := forward(ctx, o.socket, req, onFrame)
+	var perr *protocol.Error
+	switch {
+	case err == nil:
+		res := f.Result
+		if res == nil {
+			return failClosed(stdout, stderr, payload, "hookc: daemon answered without a result")
+		}
+		if o.debug {
+			fmt.Fprintf(stderr, "hookc: decision_id=%s revision=%.12s exit=%d took=%s\n", res.DecisionID, res.Revision, res.ExitCode, time.Since(start).Round(time.Microsecond))
+		}
+		if o.stream {
+			return res.ExitCode
+		}
+		return res.Render(stdout, stderr)
+	case errors.Is(err, protocol.ErrUnreachable),
+		errors.As(err, &perr) && perr.Code == protocol.CodeUnsupportedVersion:
+		if !o.fallback {
+			return failClosed(stdout, stderr, payload, "hookc: "+err.Error())
+		}
+		if o.debug {
+			fmt.Fprintf(stderr, "hookc: daemon unreachable (%v); running in-process\n", err)
+		}
+		return inProcess(ctx, payload, o, stdout, stderr)
+	default:
+		return failClosed(stdout, stderr, payload, "hookc: "+err.Error())
+	}
+}
+
+func forward(ctx context.Context, socket string, req *protocol.Request, onFrame func(*protocol.Frame)) (*protocol.Frame, error) {
+	c, err := protocol.Dial(ctx, socket)
+	if err != nil {
+		return nil, err
+	}
+	defer c.Close()
+	return c.Do(ctx, req, onFrame)
+}
+
+// inProcess runs `hookd run --stream` and renders its result frame itself, so that any
+// failure of the fallback (hookd missing, a crash, an invalid configuration) is told
+// apart from a rendered answer and fails closed.
+func inProcess(ctx context.Context, payload []byte, o options, stdout, stderr io.Writer) int {
+	bin := hookdBinary()
+	if bin == "" {
+		return failClosed(stdout, stderr, payload, "hookc: hookd is unreachable and no hookd binary was found for the in-process fallback (set HOOKD_BIN)")
+	}
+	args := []string{"run", "--stream"}
+	if o.projectDir != "" {
+		args = append(args, "--project-dir", o.projectDir)
+	}
+	cmd := exec.CommandContext(ctx, bin, args...)
+	cmd.Stdin = bytes.NewReader(payload)
+	var out, errb bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &errb
+	_ = cmd.Run() // the exit code is the rendered one; the result frame is what counts
+	lr := protocol.NewLineReader(&out, 0)
+	var res *protocol.Result
+	for {
+		line, err := lr.ReadLine()
+		if err != nil {
+			break
+		}
+		var f protocol.Frame
+		if json.Unmarshal(line, &f) != nil {
+			continue
+		}
+		if o.stream {
+			_ = protocol.WriteFrame(stdout, &f)
+		}
+		if f.Type == protocol.FrameResult && f.Result != nil {
+			res = f.Result
+		}
+	}
+	if res == nil {
+		msg := bytes.TrimSpace(errb.Bytes())
+		if len(msg) > 2000 {
+			msg = msg[len(msg)-2000:]
+		}
+		return failClosed(stdout, stderr, payload, fmt.Sprintf("hookc: hookd is unreachable and the in-process fallback failed: %s", msg))
+	}
+	if o.stream {
+		return res.ExitCode
+	}
+	return res.Render(stdout, stderr)
+}
+
+// hookdBinary finds hookd: $HOOKD_BIN, else next to hookc, else on PATH.
+func hookdBinary() string {
+	if b := os.Getenv("HOOKD_BIN"); b != "" {
+		return b
+	}
+	if self, err := os.Executable(); err == nil {
+		p := filepath.Join(filepath.Dir(self), "hookd")
+		if fi, err := os.Stat(p); err == nil && !fi.IsDir() {
+			return p
+		}
+	}
+	if p, err := exec.LookPath("hookd"); err == nil {
+		return p
+	}
+	return ""
+}
+
+func failClosed(stdout, stderr io.Writer, payload []byte, reason string) int {
+	return protocol.FailClosed(protocol.EventName(payload), reason).Render(stdout, stderr)
+}
