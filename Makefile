@@ -1,0 +1,47 @@
+# hookd — run Claude Code hooks from a long-lived daemon.
+# `make help` lists the targets.
+
+GO        ?= go
+BIN       := bin
+VERSION   ?= $(shell git describe --always --dirty 2>/dev/null || echo dev)
+LDFLAGS   := -s -w -X github.com/hookd/hookd/daemon.Version=$(VERSION)
+FUZZTIME  ?= 20s
+BENCHTIME ?= 1x
+
+.PHONY: help build run test unit e2e bench fuzz lint clean
+
+help: ## list targets
+	@awk 'BEGIN{FS=":.*## "} /^[a-z][a-z0-9-]*:.*## /{printf "  %-8s %s\n", $$1, $$2}' $(MAKEFILE_LIST)
+
+build: ## build bin/hookd and bin/hookc
+	CGO_ENABLED=0 $(GO) build -trimpath -ldflags '$(LDFLAGS)' -o $(BIN)/hookd ./cmd/hookd
+	CGO_ENABLED=0 $(GO) build -trimpath -ldflags '$(LDFLAGS)' -o $(BIN)/hookc ./cmd/hookc
+
+run: build ## build and start hookd in the foreground on the default settings sources
+	$(BIN)/hookd --debug serve
+
+test: lint unit e2e ## vet + every test with -race (+ the real Claude Code suite when installed)
+
+unit: ## go test -race ./...
+	$(GO) test -race -count=1 ./...
+
+e2e: ## end-to-end suite against the real claude binary (installs it into .cache/ first)
+	@if [ -x test/e2e/install-claude.sh ]; then test/e2e/install-claude.sh && \
+		HOOKD_CLAUDE_BIN=$$(test/e2e/install-claude.sh --print-bin) $(GO) test -count=1 -tags e2e -run 'TestClaude' -v ./test/e2e/ ; \
+	else echo "e2e: suite not present"; fi
+
+bench: build ## benchmarks; figures go to BENCHMARKS.md
+	$(GO) test -run '^$$' -bench . -benchtime $(BENCHTIME) -timeout 60m ./test/bench/
+
+fuzz: ## run every fuzz target for FUZZTIME each
+	@set -e; for pkg in $$($(GO) list ./...); do \
+		for f in $$($(GO) test -list '^Fuzz' $$pkg | grep '^Fuzz' || true); do \
+			echo "== $$pkg $$f"; $(GO) test -run '^$$' -fuzz "^$$f$$" -fuzztime $(FUZZTIME) $$pkg; \
+		done; done
+
+lint: ## go vet and gofmt
+	$(GO) vet ./...
+	@out=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
+
+clean: ## remove build output
+	rm -rf $(BIN)

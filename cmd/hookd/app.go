@@ -1,0 +1,144 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+
+	"github.com/urfave/cli/v2"
+	"go.uber.org/zap"
+	"go.uber.org/zap/zapcore"
+
+	"github.com/hookd/hookd/configs"
+	"github.com/hookd/hookd/daemon"
+	"github.com/hookd/hookd/protocol"
+)
+
+// App builds the hookd command line.
+func App() *cli.App {
+	return &cli.App{
+		Name:    "hookd",
+		Usage:   "run Claude Code hooks from a long-lived daemon",
+		Version: daemon.Version,
+		Flags: []cli.Flag{
+			&cli.StringFlag{Name: "socket", Usage: "daemon socket `PATH`", EnvVars: []string{protocol.EnvSocket}, Value: protocol.DefaultSocketPath()},
+			&cli.StringFlag{Name: "config", Usage: "hookd's own configuration `FILE` (default: $XDG_CONFIG_HOME/hookd/config.json; missing = embedded default)", EnvVars: []string{"HOOKD_CONFIG"}},
+			&cli.StringFlag{Name: "managed-dir", Usage: "managed settings `DIR`", EnvVars: []string{"HOOKD_MANAGED_DIR"}, Value: "/etc/claude-code"},
+			&cli.StringFlag{Name: "user-dir", Usage: "user settings `DIR`", EnvVars: []string{"HOOKD_USER_DIR"}, Value: defaultUserDir()},
+			&cli.StringSliceFlag{Name: "settings", Usage: "extra settings `FILE` (repeatable; like claude --settings)"},
+			&cli.StringFlag{Name: "state-dir", Usage: "state `DIR` (session env files)", EnvVars: []string{"HOOKD_STATE_DIR"}, Value: defaultStateDir()},
+			&cli.BoolFlag{Name: "debug", Usage: "human-readable debug logging"},
+		},
+		Commands: []*cli.Command{
+			serveCommand(), statusCommand(), reloadCommand(), validateCommand(), runCommand(), eventsCommand(),
+		},
+	}
+}
+
+func defaultUserDir() string {
+	home, _ := os.UserHomeDir()
+	return filepath.Join(home, ".claude")
+}
+
+func defaultStateDir() string {
+	if d := os.Getenv("XDG_STATE_HOME"); d != "" {
+		return filepath.Join(d, "hookd")
+	}
+	home, _ := os.UserHomeDir()
+	return filepath.Join(home, ".local", "state", "hookd")
+}
+
+func defaultConfigPath() string {
+	if d := os.Getenv("XDG_CONFIG_HOME"); d != "" {
+		return filepath.Join(d, "hookd", "config.json")
+	}
+	home, _ := os.UserHomeDir()
+	return filepath.Join(home, ".config", "hookd", "config.json")
+}
+
+// loadConfig reads hookd's own configuration. An explicit --config must exist; the
+// default path may be absent (then the embedded default applies).
+func loadConfig(c *cli.Context) (*configs.DaemonConfig, string, error) {
+	path := c.String("config")
+	explicit := path != ""
+	if !explicit {
+		path = defaultConfigPath()
+		if _, err := os.Stat(path); errors.Is(err, os.ErrNotExist) {
+			return configs.DefaultDaemonConfig(), "(embedded default)", nil
+		}
+	}
+	cfg, err := configs.LoadDaemonConfig(path)
+	if err != nil {
+		return nil, path, err
+	}
+	return cfg, path, nil
+}
+
+// sources builds the settings hierarchy from flags and hookd's configuration.
+func sources(c *cli.Context, cfg *configs.DaemonConfig) configs.Sources {
+	home, _ := os.UserHomeDir()
+	src := configs.Sources{ManagedDir: c.String("managed-dir"), UserDir: c.String("user-dir"), Home: home}
+	for _, f := range append(append([]string(nil), cfg.Settings...), c.StringSlice("settings")...) {
+		abs, err := filepath.Abs(f)
+		if err == nil {
+			f = abs
+		}
+		src.Extra = append(src.Extra, configs.FileRef{Path: f, Kind: configs.KindFlag})
+	}
+	return src
+}
+
+func newLogger(c *cli.Context) *zap.Logger {
+	if c.Bool("debug") {
+		cfg := zap.NewDevelopmentConfig()
+		cfg.OutputPaths, cfg.ErrorOutputPaths = []string{"stderr"}, []string{"stderr"}
+		l, err := cfg.Build()
+		if err == nil {
+			return l
+		}
+	}
+	enc := zap.NewProductionEncoderConfig()
+	enc.TimeKey, enc.EncodeTime = "ts", zapcore.ISO8601TimeEncoder
+	core := zapcore.NewCore(zapcore.NewJSONEncoder(enc), zapcore.Lock(zapcore.AddSync(c.App.ErrWriter)), zap.InfoLevel)
+	return zap.New(core)
+}
+
+// newClient dials the daemon, turning "no daemon" into an actionable message.
+func newClient(c *cli.Context) (*protocol.Client, error) {
+	path := c.String("socket")
+	cl, err := protocol.Dial(c.Context, path)
+	if err != nil {
+		return nil, fmt.Errorf("cannot reach hookd at %s (is it running? `hookd serve`): %w", path, errors.Unwrap(err))
+	}
+	return cl, nil
+}
+
+// call sends one non-event op and returns the result frame's data.
+func call(c *cli.Context, op string) ([]byte, error) {
+	cl, err := newClient(c)
+	if err != nil {
+		return nil, err
+	}
+	defer cl.Close()
+	f, err := cl.Do(context.Background(), &protocol.Request{Op: op}, nil)
+	if err != nil {
+		return nil, err
+	}
+	return f.Data, nil
+}
+
+// exitError is an error with an exit code and an optional message.
+type exitError struct {
+	code int
+	msg  string
+}
+
+func (e exitError) Error() string { return e.msg }
+func (e exitError) ExitCode() int { return e.code }
+
+func encodeRequest(req *protocol.Request) ([]byte, error) {
+	return json.Marshal(req)
+}

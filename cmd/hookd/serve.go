@@ -1,0 +1,67 @@
+package main
+
+import (
+	"fmt"
+	"os"
+	"os/signal"
+	"syscall"
+	"time"
+
+	"github.com/urfave/cli/v2"
+	"go.uber.org/zap"
+
+	"github.com/hookd/hookd/daemon"
+)
+
+func serveCommand() *cli.Command {
+	return &cli.Command{
+		Name:  "serve",
+		Usage: "run the daemon in the foreground",
+		Description: `Loads hooks from the Claude Code settings hierarchy (managed, user, and each project's
+project/local files as events arrive), answers events on the Unix socket, reloads on SIGHUP,
+and removes the socket on SIGINT/SIGTERM.`,
+		Flags: []cli.Flag{
+			&cli.DurationFlag{Name: "grace", Value: 10 * time.Second, Usage: "how long shutdown waits for in-flight events"},
+		},
+		Action: func(c *cli.Context) error {
+			log := newLogger(c)
+			defer log.Sync() //nolint:errcheck
+			cfg, cfgPath, err := loadConfig(c)
+			if err != nil {
+				return err
+			}
+			src := sources(c, cfg)
+			eng := daemon.NewEngine(daemon.Options{
+				Logger: log.Named("engine"), Config: cfg, Sources: src, StateDir: c.String("state-dir"),
+			})
+			srv := &daemon.Server{Engine: eng, Log: log.Named("server"), MaxRequestBytes: cfg.MaxRequestBytes}
+			sock := c.String("socket")
+			if err := srv.Listen(sock); err != nil {
+				return err
+			}
+			ctx, stop := signal.NotifyContext(c.Context, os.Interrupt, syscall.SIGTERM)
+			defer stop()
+			hup := make(chan os.Signal, 1)
+			signal.Notify(hup, syscall.SIGHUP)
+			defer signal.Stop(hup)
+			go func() {
+				for {
+					select {
+					case <-hup:
+						n := eng.Store().Reload()
+						log.Info("reload on SIGHUP", zap.Int("projects_swapped", n))
+					case <-ctx.Done():
+						return
+					}
+				}
+			}()
+			log.Info("hookd serving", zap.String("socket", sock), zap.String("version", daemon.Version),
+				zap.String("config", cfgPath), zap.String("managed_dir", src.ManagedDir), zap.String("user_dir", src.UserDir),
+				zap.String("mode", cfg.Mode))
+			fmt.Fprintf(c.App.ErrWriter, "hookd: listening on %s\n  connect a harness: set each hook command to `hookc` (HOOKD_SOCKET=%s), or speak NDJSON on the socket (see protocol docs)\n", sock, sock)
+			err = srv.Serve(ctx, c.Duration("grace"))
+			log.Info("hookd stopped")
+			return err
+		},
+	}
+}

@@ -1,0 +1,88 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"strings"
+	"text/tabwriter"
+
+	"github.com/urfave/cli/v2"
+
+	"github.com/hookd/hookd/daemon"
+	"github.com/hookd/hookd/protocol"
+)
+
+func statusCommand() *cli.Command {
+	return &cli.Command{
+		Name:  "status",
+		Usage: "show the running daemon's sources, revisions, errors and counters",
+		Flags: []cli.Flag{&cli.BoolFlag{Name: "json", Usage: "print the raw status JSON"}},
+		Action: func(c *cli.Context) error {
+			data, err := call(c, protocol.OpStatus)
+			if err != nil {
+				return err
+			}
+			if c.Bool("json") {
+				fmt.Fprintln(c.App.Writer, string(data))
+				return nil
+			}
+			var st daemon.Status
+			if err := json.Unmarshal(data, &st); err != nil {
+				return fmt.Errorf("decoding status: %w", err)
+			}
+			printStatus(c, &st)
+			return nil
+		},
+	}
+}
+
+func printStatus(c *cli.Context, st *daemon.Status) {
+	w := c.App.Writer
+	fmt.Fprintf(w, "hookd %s  pid %d  up %s  generation %d  mode %s\n", st.Version, st.PID, st.Uptime, st.Generation, st.Mode)
+	fmt.Fprintln(w, "\nsources:")
+	tw := tabwriter.NewWriter(w, 2, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "  SOURCE\tSTATE\tREVISION\tLOADED\tPATH")
+	for _, s := range st.Sources {
+		fmt.Fprintf(tw, "  %s\t%s\t%s\t%s\t%s\n", s.Source, s.State, shortHash(s.Revision), s.LoadedAt.Format("15:04:05.000"), s.Path)
+	}
+	tw.Flush()
+	for _, s := range st.Sources {
+		if s.Error != "" {
+			kept := "no previous version: its hooks are not loaded"
+			if s.KeptRevision != "" {
+				kept = "keeping last good revision " + shortHash(s.KeptRevision)
+			}
+			fmt.Fprintf(w, "  ERROR %s (%s)\n", s.Error, kept)
+		}
+		for _, warn := range s.Warnings {
+			fmt.Fprintf(w, "  warning: %s\n", warn)
+		}
+	}
+	fmt.Fprintln(w, "\nprojects:")
+	for _, p := range st.Projects {
+		fmt.Fprintf(w, "  %s  revision %s  generation %d  %d handlers\n", p.Dir, shortHash(p.Revision), p.Generation, p.Handlers)
+		for _, nr := range p.NotRunnable {
+			fmt.Fprintf(w, "    not run by hookd: %s\n", nr)
+		}
+	}
+	fmt.Fprintln(w, "\ncounters:")
+	var parts []string
+	for _, k := range []string{"events", "errors", "hooks_run", "hook_errors", "timeouts", "rule_overrides", "audit_failures"} {
+		parts = append(parts, fmt.Sprintf("%s=%d", k, st.Counters[k]))
+	}
+	fmt.Fprintln(w, "  "+strings.Join(parts, "  "))
+	for k, v := range st.Extra {
+		b, _ := json.Marshal(v)
+		fmt.Fprintf(w, "%s: %s\n", k, b)
+	}
+}
+
+func shortHash(h string) string {
+	if len(h) > 12 {
+		return h[:12]
+	}
+	if h == "" {
+		return "-"
+	}
+	return h
+}

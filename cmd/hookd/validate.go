@@ -1,0 +1,77 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+
+	"github.com/urfave/cli/v2"
+
+	"github.com/hookd/hookd/configs"
+)
+
+func validateCommand() *cli.Command {
+	return &cli.Command{
+		Name:      "validate",
+		Usage:     "check settings files with the daemon's own loader",
+		ArgsUsage: "[FILE...]",
+		Description: `With FILE arguments, checks those files. Without, checks the whole hierarchy the daemon
+would read for the project around the current directory (managed, user, project, local,
+--settings). Prints file:field messages; exits 1 if any file is invalid.`,
+		Flags: []cli.Flag{&cli.StringFlag{Name: "project", Usage: "project `DIR` (default: derived from the current directory)"}},
+		Action: func(c *cli.Context) error {
+			cfg, _, err := loadConfig(c)
+			if err != nil {
+				return err
+			}
+			src := sources(c, cfg)
+			var refs []configs.FileRef
+			if c.NArg() > 0 {
+				for _, a := range c.Args().Slice() {
+					abs, _ := filepath.Abs(a)
+					refs = append(refs, configs.FileRef{Path: abs, Kind: configs.KindFlag})
+				}
+			} else {
+				project := c.String("project")
+				if project == "" {
+					wd, _ := os.Getwd()
+					project = configs.ProjectDirFor(wd, src.Home)
+				}
+				src.ProjectDir = project
+				refs = src.Files()
+			}
+			w := c.App.Writer
+			bad := 0
+			var files []*configs.File
+			for _, r := range refs {
+				f, err := configs.LoadFile(r, src.Home)
+				switch {
+				case errors.Is(err, fs.ErrNotExist):
+					if c.NArg() > 0 {
+						fmt.Fprintf(w, "%s: file does not exist\n", r.Path)
+						bad++
+					}
+					continue
+				case err != nil:
+					fmt.Fprintf(w, "%s\n", err)
+					bad++
+					continue
+				}
+				files = append(files, f)
+				n := len(f.Handlers)
+				fmt.Fprintf(w, "%s: ok (%s, %d handlers, %d rules)\n", r.Path, r.Kind, n, len(f.Rules))
+				for _, warn := range f.Warnings {
+					fmt.Fprintf(w, "  warning: %s\n", warn)
+				}
+			}
+			if bad > 0 {
+				return exitError{code: 1, msg: fmt.Sprintf("%d invalid settings file(s)", bad)}
+			}
+			snap := configs.Compile(files)
+			fmt.Fprintf(w, "revision %s\n", shortHash(snap.Revision))
+			return nil
+		},
+	}
+}

@@ -1,0 +1,529 @@
+package daemon
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"go.uber.org/zap"
+
+	"github.com/hookd/hookd/configs"
+	"github.com/hookd/hookd/events"
+	"github.com/hookd/hookd/protocol"
+	"github.com/hookd/hookd/rules"
+)
+
+// Version is the daemon's version, set by the build (-ldflags -X).
+var Version = "dev"
+
+// Auditor durably records decisions. Append must return only once the record is as
+// durable as the configured policy requires: the engine sends the final result after it.
+type Auditor interface {
+	Append(ctx context.Context, d *Decision) error
+}
+
+// Decision is everything the engine knows about one answered event: the audit log's
+// input.
+type Decision struct {
+	ID         string
+	Time       time.Time
+	Event      string
+	Header     Header
+	Payload    json.RawMessage
+	ProjectDir string
+	Caller     Caller
+	Snapshot   *configs.Snapshot
+	Parts      []events.Interpretation
+	NotRun     []*configs.Handler
+	Handlers   []*configs.Handler // the handlers that ran, parallel to Parts
+	Resolution *rules.Resolution
+	Result     *protocol.Result
+}
+
+// Caller identifies who sent an event (from SO_PEERCRED; zero for in-process runs).
+type Caller struct {
+	UID, PID int
+	Client   string
+}
+
+// Options configure an Engine.
+type Options struct {
+	Logger  *zap.Logger
+	Config  *configs.DaemonConfig
+	Sources configs.Sources // ManagedDir, UserDir, Home, Extra; the project is per event
+	Runner  Runner
+	Audit   Auditor
+	// StateDir holds per-session files hookd creates (CLAUDE_ENV_FILE when the caller
+	// did not provide one).
+	StateDir string
+}
+
+// Engine answers events: match, run, interpret, merge, resolve against permission rules,
+// record, answer. One Engine serves every connection of a daemon, and `hookd run` uses
+// the same Engine in-process.
+type Engine struct {
+	log    *zap.Logger
+	cfg    *configs.DaemonConfig
+	store  *Store
+	runner Runner
+	audit  Auditor
+	state  string
+	home   string
+	start  time.Time
+
+	counters counters
+}
+
+type counters struct {
+	events, errors, hooksRun, hookErrors, timeouts, overrides, auditFailures atomic.Uint64
+	perEvent                                                                 sync.Map // event name → *atomic.Uint64
+}
+
+// NewEngine builds an engine.
+func NewEngine(o Options) *Engine {
+	if o.Logger == nil {
+		o.Logger = zap.NewNop()
+	}
+	if o.Config == nil {
+		o.Config = configs.DefaultDaemonConfig()
+	}
+	if o.Runner == nil {
+		o.Runner = ExecRunner{}
+	}
+	if o.Sources.Home == "" {
+		o.Sources.Home, _ = os.UserHomeDir()
+	}
+	e := &Engine{
+		log: o.Logger, cfg: o.Config, runner: o.Runner, audit: o.Audit,
+		state: o.StateDir, home: o.Sources.Home, start: time.Now(),
+	}
+	e.store = NewStore(o.Logger.Named("settings"), o.Sources)
+	return e
+}
+
+// Store returns the engine's settings store.
+func (e *Engine) Store() *Store { return e.store }
+
+// Header is the part of an event payload the engine reads. The payload itself is passed
+// to hooks untouched.
+type Header struct {
+	Event      string
+	SessionID  string
+	Cwd        string
+	ToolName   string
+	ToolInput  json.RawMessage
+	ToolUseID  string
+	MatchValue string
+}
+
+// ParseHeader reads the fields the engine needs from a payload.
+func ParseHeader(payload []byte) (Header, *events.Event, error) {
+	var top map[string]json.RawMessage
+	if err := json.Unmarshal(payload, &top); err != nil {
+		return Header{}, nil, &protocol.Error{Code: protocol.CodeBadRequest, Field: "event", Message: "event payload is not a JSON object: " + err.Error()}
+	}
+	str := func(k string) (string, error) {
+		raw, ok := top[k]
+		if !ok || string(raw) == "null" {
+			return "", nil
+		}
+		var s string
+		if err := json.Unmarshal(raw, &s); err != nil {
+			return "", &protocol.Error{Code: protocol.CodeBadRequest, Field: "event." + k, Message: "event field " + strconv.Quote(k) + " must be a string"}
+		}
+		return s, nil
+	}
+	var h Header
+	var err error
+	if h.Event, err = str("hook_event_name"); err != nil {
+		return h, nil, err
+	}
+	if h.Event == "" {
+		return h, nil, &protocol.Error{Code: protocol.CodeBadRequest, Field: "event.hook_event_name", Message: "event payload has no hook_event_name"}
+	}
+	ev, ok := events.Lookup(h.Event)
+	if !ok {
+		return h, nil, &protocol.Error{Code: protocol.CodeUnknownEvent, Event: h.Event, Field: "event.hook_event_name",
+			Message: fmt.Sprintf("unknown hook event %q (hookd knows %d events: see `hookd events`)", h.Event, len(events.Names()))}
+	}
+	for _, f := range []struct {
+		k string
+		p *string
+	}{{"session_id", &h.SessionID}, {"cwd", &h.Cwd}, {"tool_name", &h.ToolName}, {"tool_use_id", &h.ToolUseID}} {
+		if *f.p, err = str(f.k); err != nil {
+			return h, ev, err
+		}
+	}
+	h.ToolInput = top["tool_input"]
+	if ev.MatcherField != "" {
+		if h.MatchValue, err = str(ev.MatcherField); err != nil {
+			return h, ev, err
+		}
+		if ev.MatchBasename {
+			h.MatchValue = filepath.Base(h.MatchValue)
+		}
+	}
+	return h, ev, nil
+}
+
+// Handle answers one event request. emit receives the variant frames as hooks finish
+// (it may be nil); the returned result is complete and already recorded.
+func (e *Engine) Handle(ctx context.Context, req *protocol.Request, caller Caller, emit func(*protocol.Frame)) (*protocol.Result, error) {
+	e.counters.events.Add(1)
+	if emit == nil {
+		emit = func(*protocol.Frame) {}
+	}
+	h, ev, err := ParseHeader(req.Event)
+	if err != nil {
+		e.counters.errors.Add(1)
+		return nil, err
+	}
+	e.countEvent(ev.Name)
+	env := req.Env
+	if env == nil {
+		env = os.Environ()
+	}
+	project := req.ProjectDir
+	if project == "" {
+		project = lookupEnv(env, "CLAUDE_PROJECT_DIR")
+	}
+	if project == "" && h.Cwd != "" {
+		project = configs.ProjectDirFor(h.Cwd, e.home)
+	}
+	if project != "" {
+		project = filepath.Clean(project)
+	}
+	snap := e.store.Snapshot(project)
+
+	d := &Decision{ID: NewDecisionID(), Time: time.Now(), Event: ev.Name, Header: h, Payload: req.Event,
+		ProjectDir: project, Caller: caller, Snapshot: snap}
+	log := e.log.With(zap.String("event", ev.Name), zap.String("session_id", h.SessionID), zap.String("decision_id", d.ID))
+
+	var call *rules.Call
+	if ev.ToolEvent {
+		c := rules.Call{Tool: h.ToolName, Cwd: h.Cwd, Home: e.home}
+		if len(h.ToolInput) > 0 {
+			_ = json.Unmarshal(h.ToolInput, &c.Input) // a non-object input simply matches no path/command rule
+		}
+		call = &c
+	}
+	run, notRun := snap.Match(configs.Query{Event: ev, MatchValue: h.MatchValue, Tool: call})
+	d.NotRun = notRun
+	for _, nr := range notRun {
+		ref := nr.Ref()
+		emit(&protocol.Frame{Type: protocol.FrameMessage, Kind: protocol.MsgNotRun, Hook: &ref,
+			Text: notRunReason(nr)})
+	}
+
+	hctx := hookContext{env: e.hookEnv(env, ev, h, project), dir: e.hookDir(h.Cwd, project), payload: req.Event}
+	if ev.Name == "SessionEnd" {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, sessionEndBudget(snap, env))
+		defer cancel()
+	}
+	mode := e.cfg.Mode
+	if mode == "" {
+		mode = "parallel"
+	}
+	var parts []events.Interpretation
+	if mode == "sequential" {
+		parts, run = e.runSequential(ctx, ev, run, hctx, snap, call, emit)
+	} else {
+		parts = e.runParallel(ctx, ev, run, hctx, emit)
+	}
+	d.Parts, d.Handlers = parts, run
+
+	res := events.Merge(ev, parts)
+	res.DecisionID = d.ID
+	res.Revision = snap.Revision
+	res.Mode = mode
+	for _, nr := range notRun {
+		res.Hooks = append(res.Hooks, protocol.HookOutcome{Hook: nr.Ref(), Outcome: protocol.OutcomeNotRun, Error: notRunReason(nr)})
+	}
+	if call != nil {
+		e.resolve(ev, res, snap, call, d, emit, log)
+	}
+	events.Finalize(ev, res)
+	d.Result = res
+
+	if e.audit != nil {
+		if err := e.audit.Append(ctx, d); err != nil {
+			e.counters.auditFailures.Add(1)
+			log.Error("audit record not written", zap.Error(err))
+			if ev.CanBlock {
+				// A decision that cannot be recorded is not allowed (issue 5).
+				fc := protocol.FailClosed(ev.Name, "hookd: decision could not be recorded in the audit log: "+err.Error())
+				fc.DecisionID, fc.Revision, fc.Hooks = d.ID, res.Revision, res.Hooks
+				return fc, nil
+			}
+		}
+	}
+	log.Debug("event answered", zap.Int("hooks", len(parts)), zap.Int("exit_code", res.ExitCode))
+	return res, nil
+}
+
+// resolve applies permission rules to a tool event's merged hook decision (issue 3):
+// a hook allow never bypasses a deny or ask rule.
+func (e *Engine) resolve(ev *events.Event, res *protocol.Result, snap *configs.Snapshot, call *rules.Call, d *Decision, emit func(*protocol.Frame), log *zap.Logger) {
+	c := *call
+	if len(res.UpdatedInput) > 0 {
+		// Rules judge what will actually run: the rewritten input.
+		var in map[string]any
+		if json.Unmarshal(res.UpdatedInput, &in) == nil {
+			c.Input = in
+		}
+	}
+	var hook rules.Decision
+	if res.HookPermission != nil {
+		hook = rules.Decision(res.HookPermission.Decision)
+	}
+	switch ev.Name {
+	case "PreToolUse":
+	case "PermissionRequest":
+		// Only an allow that rewrites the input is re-checked (spec §8 item 6); a plain
+		// allow answers the prompt on the user's behalf.
+		if hook != rules.DecisionAllow || len(res.UpdatedInput) == 0 {
+			return
+		}
+	default:
+		return
+	}
+	r := rules.Resolve(hook, snap.Rules, c)
+	d.Resolution = &r
+	if r.Rules.Decision != rules.None {
+		res.RuleAnswer = &protocol.Permission{Decision: string(r.Rules.Decision), Source: "rule",
+			OverriddenBy: ruleRef(r.Rules.Rule)}
+	}
+	if hook == rules.None {
+		return // the harness keeps the final say; the rules' answer is reported only
+	}
+	perm := *res.HookPermission
+	perm.Decision, perm.Source = string(r.Final), r.Source
+	if r.OverriddenBy != nil {
+		e.counters.overrides.Add(1)
+		perm.OverriddenBy = ruleRef(r.OverriddenBy)
+		perm.Reason = overrideReason(r)
+		log.Warn("hook decision overridden by permission rule",
+			zap.String("hook_decision", string(hook)), zap.String("final", string(r.Final)),
+			zap.String("rule", r.OverriddenBy.Text), zap.String("rule_list", string(r.OverriddenBy.List)),
+			zap.String("rule_file", r.OverriddenBy.Origin.File))
+		emit(&protocol.Frame{Type: protocol.FramePermission, Decision: perm.Decision, Reason: perm.Reason,
+			Source: perm.Source, OverriddenBy: perm.OverriddenBy, Hook: perm.Hook})
+	}
+	res.Permission = &perm
+}
+
+func overrideReason(r rules.Resolution) string {
+	src := r.OverriddenBy.Origin.File
+	if src == "" {
+		src = r.OverriddenBy.Origin.Source
+	}
+	return fmt.Sprintf("hook decision %q overridden: permission rule %s(%s) in %s %s this call",
+		r.HookDecision, r.OverriddenBy.List, r.OverriddenBy.Text, src, map[rules.Decision]string{
+			rules.DecisionDeny: "denies", rules.DecisionAsk: "requires asking for",
+		}[r.Final])
+}
+
+func ruleRef(r *rules.Rule) *protocol.RuleRef {
+	if r == nil {
+		return nil
+	}
+	return &protocol.RuleRef{Rule: r.Text, List: string(r.List), File: r.Origin.File, Source: r.Origin.Source}
+}
+
+type hookContext struct {
+	env     []string
+	dir     string
+	payload []byte
+}
+
+func (e *Engine) runParallel(ctx context.Context, ev *events.Event, hs []*configs.Handler, hc hookContext, emit func(*protocol.Frame)) []events.Interpretation {
+	parts := make([]events.Interpretation, len(hs))
+	if len(hs) == 1 { // the common case: no goroutine
+		parts[0] = e.runOne(ctx, ev, hs[0], hc, emit)
+		return parts
+	}
+	var wg sync.WaitGroup
+	for i, h := range hs {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			parts[i] = e.runOne(ctx, ev, h, hc, emit)
+		}()
+	}
+	wg.Wait()
+	return parts
+}
+
+// runSequential is the opt-in pipeline: hooks run in configured order, each sees the
+// previous hook's updatedInput, and the first deny — from a hook or, on PreToolUse, from a
+// permission rule judging the input so far — stops the rest. It returns the parts and
+// the handlers that actually ran.
+func (e *Engine) runSequential(ctx context.Context, ev *events.Event, hs []*configs.Handler, hc hookContext, snap *configs.Snapshot, call *rules.Call, emit func(*protocol.Frame)) ([]events.Interpretation, []*configs.Handler) {
+	var parts []events.Interpretation
+	for i, h := range hs {
+		in := e.runOne(ctx, ev, h, hc, emit)
+		parts = append(parts, in)
+		stop := in.Permission == string(rules.DecisionDeny) || in.Block || (in.Continue != nil && !*in.Continue)
+		if len(in.UpdatedInput) > 0 && in.Permission != string(rules.DecisionDeny) {
+			if p, err := events.ReplaceTopLevel(hc.payload, "tool_input", in.UpdatedInput); err == nil {
+				hc.payload = p
+				if call != nil {
+					var m map[string]any
+					if json.Unmarshal(in.UpdatedInput, &m) == nil {
+						c := *call
+						c.Input = m
+						call = &c
+					}
+				}
+			}
+		}
+		if !stop && call != nil && ev.Name == "PreToolUse" && snap.Rules != nil {
+			if m := snap.Rules.Evaluate(*call); m.Decision == rules.DecisionDeny {
+				stop = true
+			}
+		}
+		if stop {
+			for _, rest := range hs[i+1:] {
+				ref := rest.Ref()
+				emit(&protocol.Frame{Type: protocol.FrameMessage, Kind: protocol.MsgNotRun, Hook: &ref, Text: "sequential pipeline stopped by an earlier hook or rule"})
+			}
+			return parts, hs[:i+1]
+		}
+	}
+	return parts, hs
+}
+
+func (e *Engine) runOne(ctx context.Context, ev *events.Event, h *configs.Handler, hc hookContext, emit func(*protocol.Frame)) events.Interpretation {
+	ref := h.Ref()
+	emit(&protocol.Frame{Type: protocol.FrameMessage, Kind: protocol.MsgStarted, Hook: &ref})
+	e.counters.hooksRun.Add(1)
+	var out events.RawOutput
+	switch h.Type {
+	case events.HTTP:
+		out = runHTTP(ctx, h, hc, e.cfg.OutputCapBytes)
+	default:
+		pr := e.runner.Run(ctx, ProcSpec{
+			Command: h.Command, Args: h.Args, Dir: hc.dir, Env: hc.env, Stdin: hc.payload,
+			Timeout: h.EffectiveTimeout(), OutputCap: e.cfg.OutputCapBytes,
+		})
+		out = events.RawOutput{Kind: events.Command, Command: h.Command, ExitCode: pr.ExitCode,
+			Stdout: pr.Stdout, Stderr: pr.Stderr, StdoutTruncated: pr.StdoutTruncated,
+			StartErr: pr.StartErr, TimedOut: pr.TimedOut, Cancelled: pr.Cancelled, Duration: pr.Duration}
+	}
+	in := events.Interpret(ev, ref, out)
+	switch in.Outcome {
+	case protocol.OutcomeError:
+		e.counters.hookErrors.Add(1)
+	case protocol.OutcomeTimeout:
+		e.counters.timeouts.Add(1)
+	}
+	for _, f := range in.Frames() {
+		f := f
+		emit(&f)
+	}
+	return in
+}
+
+func notRunReason(h *configs.Handler) string {
+	if !h.Runnable {
+		return fmt.Sprintf("%s hooks need the harness (hookd runs command and http hooks); not run", h.Type)
+	}
+	return "not run"
+}
+
+// hookEnv is the caller's environment plus the variables Claude Code sets for every hook
+// (spec §6), filled in only when the caller did not send them.
+func (e *Engine) hookEnv(env []string, ev *events.Event, h Header, project string) []string {
+	out := make([]string, len(env), len(env)+4)
+	copy(out, env)
+	fill := func(k, v string) {
+		if v != "" && lookupEnv(env, k) == "" {
+			out = append(out, k+"="+v)
+		}
+	}
+	fill("CLAUDE_PROJECT_DIR", project)
+	fill("CLAUDE_CODE_SESSION_ID", h.SessionID)
+	fill("CLAUDECODE", "1")
+	if ev.EnvFile {
+		fill("CLAUDE_ENV_FILE", e.envFile(h.SessionID))
+	}
+	return out
+}
+
+// envFile returns (creating its directory) the per-session file hooks append `export`
+// lines to, for callers that did not pass CLAUDE_ENV_FILE.
+func (e *Engine) envFile(session string) string {
+	if e.state == "" || session == "" {
+		return ""
+	}
+	dir := filepath.Join(e.state, "env")
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return ""
+	}
+	return filepath.Join(dir, sanitize(session)+".sh")
+}
+
+func sanitize(s string) string {
+	return strings.Map(func(r rune) rune {
+		if r == '-' || r == '_' || r == '.' || (r >= '0' && r <= '9') || (r >= 'a' && r <= 'z') || (r >= 'A' && r <= 'Z') {
+			return r
+		}
+		return '_'
+	}, s)
+}
+
+// hookDir is the hook's working directory: the event's cwd; if that is gone, the project
+// root, else home (Claude Code 2.1.239).
+func (e *Engine) hookDir(cwd, project string) string {
+	for _, d := range []string{cwd, project, e.home} {
+		if d == "" {
+			continue
+		}
+		if fi, err := os.Stat(d); err == nil && fi.IsDir() {
+			return d
+		}
+	}
+	return ""
+}
+
+// sessionEndBudget is SessionEnd's shared budget (spec §3.2): 1.5 s, raised to the
+// largest per-hook timeout in settings up to 60 s; CLAUDE_CODE_SESSIONEND_HOOKS_TIMEOUT_MS
+// from the caller overrides it.
+func sessionEndBudget(snap *configs.Snapshot, env []string) time.Duration {
+	if v := lookupEnv(env, "CLAUDE_CODE_SESSIONEND_HOOKS_TIMEOUT_MS"); v != "" {
+		if ms, err := strconv.Atoi(v); err == nil && ms > 0 {
+			return time.Duration(ms) * time.Millisecond
+		}
+	}
+	budget := events.SessionEndBudget
+	for _, h := range snap.HandlersFor("SessionEnd") {
+		if h.Timeout > budget {
+			budget = h.Timeout
+		}
+	}
+	return min(budget, events.SessionEndBudgetMax)
+}
+
+func lookupEnv(env []string, key string) string {
+	for i := len(env) - 1; i >= 0; i-- {
+		if v, ok := strings.CutPrefix(env[i], key+"="); ok {
+			return v
+		}
+	}
+	return ""
+}
+
+func (e *Engine) countEvent(name string) {
+	v, _ := e.counters.perEvent.LoadOrStore(name, new(atomic.Uint64))
+	v.(*atomic.Uint64).Add(1)
+}
+
+func itoa(i int) string { return strconv.Itoa(i) }

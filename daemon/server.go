@@ -1,0 +1,325 @@
+package daemon
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"os"
+	"path/filepath"
+	"sync"
+	"syscall"
+	"time"
+
+	"go.uber.org/zap"
+	"golang.org/x/sys/unix"
+
+	"github.com/hookd/hookd/protocol"
+)
+
+// ErrAlreadyRunning is returned by Listen when another daemon answers on the socket.
+var ErrAlreadyRunning = errors.New("another hookd is already serving this socket")
+
+// Server serves the protocol on a Unix socket.
+type Server struct {
+	Engine          *Engine
+	Log             *zap.Logger
+	MaxRequestBytes int
+	// Reload is called for OpReload requests; it returns a summary.
+	Reload func() any
+	// AllowUIDs are served besides the daemon's own uid and root (tests use none).
+	AllowUIDs []int
+
+	ln      *net.UnixListener
+	path    string
+	wg      sync.WaitGroup
+	mu      sync.Mutex
+	conns   map[net.Conn]struct{}
+	closing bool
+}
+
+// Listen creates the socket: the parent directory 0700, the socket 0600. A stale socket
+// is removed only after dialing it proves no daemon answers (STYLE §5).
+func (s *Server) Listen(path string) error {
+	if len(path) >= 108 {
+		return fmt.Errorf("socket path %q is %d bytes; Unix sockets allow at most 107", path, len(path))
+	}
+	dir := filepath.Dir(path)
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return fmt.Errorf("creating socket directory: %w", err)
+	}
+	if fi, err := os.Stat(dir); err == nil && fi.Mode().Perm()&0o077 != 0 {
+		// Our own dir with loose permissions is tightened; a shared dir like /tmp is left
+		// alone (the socket's own 0600 mode still protects it).
+		if st, ok := fi.Sys().(*syscall.Stat_t); ok && int(st.Uid) == os.Getuid() && fi.Mode()&os.ModeSticky == 0 {
+			_ = os.Chmod(dir, 0o700)
+		}
+	}
+	if _, err := os.Lstat(path); err == nil {
+		c, err := net.DialTimeout("unix", path, time.Second)
+		if err == nil {
+			c.Close()
+			return fmt.Errorf("%w (%s)", ErrAlreadyRunning, path)
+		}
+		if err := os.Remove(path); err != nil {
+			return fmt.Errorf("removing stale socket: %w", err)
+		}
+	}
+	old := syscall.Umask(0o177)
+	ln, err := net.ListenUnix("unix", &net.UnixAddr{Name: path, Net: "unix"})
+	syscall.Umask(old)
+	if err != nil {
+		return fmt.Errorf("listening on %s: %w", path, err)
+	}
+	ln.SetUnlinkOnClose(true)
+	if err := os.Chmod(path, 0o600); err != nil {
+		ln.Close()
+		return err
+	}
+	s.ln, s.path = ln, path
+	s.conns = map[net.Conn]struct{}{}
+	return nil
+}
+
+// Serve accepts connections until ctx is done, then stops accepting, lets in-flight
+// requests finish (up to grace) and removes the socket.
+func (s *Server) Serve(ctx context.Context, grace time.Duration) error {
+	if s.MaxRequestBytes <= 0 {
+		s.MaxRequestBytes = protocol.DefaultMaxRequestBytes
+	}
+	go func() {
+		<-ctx.Done()
+		s.mu.Lock()
+		s.closing = true
+		s.mu.Unlock()
+		s.ln.Close()
+	}()
+	for {
+		c, err := s.ln.AcceptUnix()
+		if err != nil {
+			if ctx.Err() != nil {
+				break
+			}
+			var ne net.Error
+			if errors.As(err, &ne) && ne.Timeout() {
+				continue
+			}
+			s.Log.Error("accept failed", zap.Error(err))
+			time.Sleep(50 * time.Millisecond)
+			continue
+		}
+		s.mu.Lock()
+		if s.closing {
+			s.mu.Unlock()
+			c.Close()
+			continue
+		}
+		s.conns[c] = struct{}{}
+		s.mu.Unlock()
+		s.wg.Add(1)
+		go func() {
+			defer s.wg.Done()
+			defer func() {
+				s.mu.Lock()
+				delete(s.conns, c)
+				s.mu.Unlock()
+				c.Close()
+			}()
+			s.serveConn(ctx, c)
+		}()
+	}
+	done := make(chan struct{})
+	go func() { s.wg.Wait(); close(done) }()
+	select {
+	case <-done:
+	case <-time.After(grace):
+		s.mu.Lock()
+		for c := range s.conns {
+			c.Close()
+		}
+		s.mu.Unlock()
+		<-done
+	}
+	return nil
+}
+
+// peer returns the connecting process's credentials (SO_PEERCRED).
+func peer(c *net.UnixConn) (Caller, error) {
+	raw, err := c.SyscallConn()
+	if err != nil {
+		return Caller{}, err
+	}
+	var cred *unix.Ucred
+	var cerr error
+	if err := raw.Control(func(fd uintptr) {
+		cred, cerr = unix.GetsockoptUcred(int(fd), unix.SOL_SOCKET, unix.SO_PEERCRED)
+	}); err != nil {
+		return Caller{}, err
+	}
+	if cerr != nil {
+		return Caller{}, cerr
+	}
+	return Caller{UID: int(cred.Uid), PID: int(cred.Pid)}, nil
+}
+
+func (s *Server) allowed(uid int) bool {
+	if uid == os.Getuid() || uid == 0 {
+		return true
+	}
+	for _, u := range s.AllowUIDs {
+		if u == uid {
+			return true
+		}
+	}
+	return false
+}
+
+// connWriter serialises frames from concurrently finishing hooks onto one connection.
+type connWriter struct {
+	mu  sync.Mutex
+	w   *bufio.Writer
+	err error
+}
+
+func (cw *connWriter) write(f *protocol.Frame) {
+	cw.mu.Lock()
+	defer cw.mu.Unlock()
+	if cw.err != nil {
+		return
+	}
+	if err := protocol.WriteFrame(cw.w, f); err != nil {
+		cw.err = err
+		return
+	}
+	cw.err = cw.w.Flush()
+}
+
+func (s *Server) serveConn(ctx context.Context, c *net.UnixConn) {
+	cw := &connWriter{w: bufio.NewWriterSize(c, 32<<10)}
+	caller, err := peer(c)
+	if err != nil {
+		s.Log.Warn("cannot read peer credentials; refusing connection", zap.Error(err))
+		cw.write(&protocol.Frame{Type: protocol.FrameError, V: protocol.Version, Error: protocol.Errorf(protocol.CodeForbidden, "cannot verify peer credentials")})
+		return
+	}
+	if !s.allowed(caller.UID) {
+		s.Log.Warn("connection from another user refused", zap.Int("uid", caller.UID), zap.Int("pid", caller.PID))
+		cw.write(&protocol.Frame{Type: protocol.FrameError, V: protocol.Version,
+			Error: protocol.Errorf(protocol.CodeForbidden, "uid %d may not use this daemon (it serves uid %d and root)", caller.UID, os.Getuid())})
+		return
+	}
+	lr := protocol.NewLineReader(c, s.MaxRequestBytes)
+	for {
+		line, err := lr.ReadLine()
+		if err != nil {
+			if errors.Is(err, protocol.ErrLineTooLong) {
+				cw.write(&protocol.Frame{Type: protocol.FrameError, V: protocol.Version,
+					Error: protocol.Errorf(protocol.CodeTooLarge, "request exceeds the %d-byte limit", s.MaxRequestBytes)})
+				continue
+			}
+			if !errors.Is(err, io.EOF) && !errors.Is(err, net.ErrClosed) {
+				s.Log.Debug("connection read failed", zap.Error(err))
+			}
+			return
+		}
+		if len(line) == 0 {
+			continue
+		}
+		req, err := protocol.DecodeRequest(line)
+		if err != nil {
+			s.Log.Warn("malformed request", zap.Error(err), zap.Int("pid", caller.PID))
+			f := protocol.ErrorFrame("", err)
+			cw.write(&f)
+			continue
+		}
+		caller.Client = req.Options.Client
+		s.handle(ctx, req, caller, cw)
+		if cw.err != nil {
+			return
+		}
+	}
+}
+
+func (s *Server) handle(ctx context.Context, req *protocol.Request, caller Caller, cw *connWriter) {
+	defer func() {
+		// One bad request must never take the daemon down.
+		if r := recover(); r != nil {
+			s.Log.Error("panic while handling request", zap.Any("panic", r), zap.Stack("stack"))
+			f := protocol.ErrorFrame(req.ID, protocol.Errorf(protocol.CodeInternal, "internal error: %v", r))
+			cw.write(&f)
+		}
+	}()
+	switch req.Op {
+	case protocol.OpPing:
+		data, _ := json.Marshal(protocol.Ping{Versions: []int{protocol.Version}, Daemon: Version, PID: os.Getpid()})
+		cw.write(&protocol.Frame{Type: protocol.FrameResult, V: protocol.Version, ID: req.ID, Data: data})
+	case protocol.OpStatus:
+		data, _ := json.Marshal(s.Engine.Status())
+		cw.write(&protocol.Frame{Type: protocol.FrameResult, V: protocol.Version, ID: req.ID, Data: data})
+	case protocol.OpReload:
+		var summary any
+		if s.Reload != nil {
+			summary = s.Reload()
+		} else {
+			summary = map[string]int{"swapped": s.Engine.Store().Reload()}
+		}
+		data, _ := json.Marshal(summary)
+		cw.write(&protocol.Frame{Type: protocol.FrameResult, V: protocol.Version, ID: req.ID, Data: data})
+	default:
+		var emit func(*protocol.Frame)
+		if !req.Options.ResultOnly {
+			emit = cw.write
+		}
+		res, err := s.Engine.Handle(ctx, req, caller, emit)
+		if err != nil {
+			s.Log.Warn("event refused", zap.Error(err))
+			f := protocol.ErrorFrame(req.ID, err)
+			cw.write(&f)
+			return
+		}
+		cw.write(&protocol.Frame{Type: protocol.FrameResult, V: protocol.Version, ID: req.ID, Result: res})
+	}
+}
+
+// Status is the answer to `hookd status`.
+type Status struct {
+	Version    string            `json:"version"`
+	PID        int               `json:"pid"`
+	Uptime     string            `json:"uptime"`
+	StartedAt  time.Time         `json:"started_at"`
+	Generation uint64            `json:"generation"`
+	Mode       string            `json:"mode"`
+	Sources    []SourceStatus    `json:"sources"`
+	Projects   []ProjectStatus   `json:"projects"`
+	Counters   map[string]uint64 `json:"counters"`
+	PerEvent   map[string]uint64 `json:"per_event,omitempty"`
+	Extra      map[string]any    `json:"extra,omitempty"`
+}
+
+// Status reports the engine's state.
+func (e *Engine) Status() Status {
+	files, projects := e.store.Status()
+	mode := e.cfg.Mode
+	if mode == "" {
+		mode = "parallel"
+	}
+	st := Status{
+		Version: Version, PID: os.Getpid(), StartedAt: e.start, Uptime: time.Since(e.start).Round(time.Second).String(),
+		Generation: e.store.Generation(), Mode: mode, Sources: files, Projects: projects,
+		Counters: map[string]uint64{
+			"events": e.counters.events.Load(), "errors": e.counters.errors.Load(),
+			"hooks_run": e.counters.hooksRun.Load(), "hook_errors": e.counters.hookErrors.Load(),
+			"timeouts": e.counters.timeouts.Load(), "rule_overrides": e.counters.overrides.Load(),
+			"audit_failures": e.counters.auditFailures.Load(),
+		},
+		PerEvent: map[string]uint64{},
+	}
+	e.counters.perEvent.Range(func(k, v any) bool {
+		st.PerEvent[k.(string)] = v.(interface{ Load() uint64 }).Load()
+		return true
+	})
+	return st
+}

@@ -1,0 +1,379 @@
+// Package test holds hookd's black-box tests: they build the real binaries, start a real
+// daemon on a real Unix socket with a scratch HOME, managed dir and project, and drive
+// it with hookc and with the raw protocol.
+package test
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/hookd/hookd/protocol"
+)
+
+var bins struct {
+	dir, hookd, hookc string
+}
+
+func TestMain(m *testing.M) {
+	dir, err := os.MkdirTemp("", "hookd-bin-")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	bins.dir = dir
+	bins.hookd = filepath.Join(dir, "hookd")
+	bins.hookc = filepath.Join(dir, "hookc")
+	root := repoRoot()
+	// The daemon is built with the race detector so black-box runs check it too.
+	for _, b := range []struct {
+		out, pkg string
+		race     bool
+	}{{bins.hookd, "./cmd/hookd", raceEnabled}, {bins.hookc, "./cmd/hookc", false}} {
+		args := []string{"build", "-o", b.out}
+		if b.race {
+			args = append(args, "-race")
+		}
+		cmd := exec.Command("go", append(args, b.pkg)...)
+		cmd.Dir = root
+		if out, err := cmd.CombinedOutput(); err != nil {
+			fmt.Fprintf(os.Stderr, "building %s: %v\n%s", b.pkg, err, out)
+			os.Exit(1)
+		}
+	}
+	code := m.Run()
+	os.RemoveAll(dir)
+	os.Exit(code)
+}
+
+func repoRoot() string {
+	_, file, _, _ := runtime.Caller(0)
+	return filepath.Dir(filepath.Dir(file))
+}
+
+// SharedDir is ../shared beside the repository (spec, golden payloads).
+func SharedDir() string { return filepath.Join(filepath.Dir(repoRoot()), "shared") }
+
+// Env is one scratch world: HOME, managed dir, a project, and (once started) a daemon.
+type Env struct {
+	t        testing.TB
+	Root     string
+	Home     string
+	UserDir  string
+	Managed  string
+	Project  string
+	State    string
+	Socket   string
+	Config   string
+	daemon   *exec.Cmd
+	logs     *syncBuffer
+	exited   chan struct{}
+	extraEnv []string
+}
+
+// NewEnv makes the scratch directories. The socket lives under a short /tmp path: Unix
+// socket paths are limited to 107 bytes and t.TempDir() paths can be long.
+func NewEnv(t testing.TB) *Env {
+	t.Helper()
+	root := t.TempDir()
+	sockDir, err := os.MkdirTemp("", "hkd")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(sockDir) })
+	e := &Env{
+		t: t, Root: root,
+		Home:    filepath.Join(root, "home"),
+		Managed: filepath.Join(root, "etc-claude-code"),
+		Project: filepath.Join(root, "home", "proj"),
+		State:   filepath.Join(root, "state"),
+		Socket:  filepath.Join(sockDir, "hookd.sock"),
+	}
+	e.UserDir = filepath.Join(e.Home, ".claude")
+	for _, d := range []string{e.UserDir, e.Managed, filepath.Join(e.Project, ".claude"), e.State} {
+		if err := os.MkdirAll(d, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return e
+}
+
+// SettingsPath returns the settings file of a source kind.
+func (e *Env) SettingsPath(kind string) string {
+	switch kind {
+	case "managed":
+		return filepath.Join(e.Managed, "managed-settings.json")
+	case "user":
+		return filepath.Join(e.UserDir, "settings.json")
+	case "project":
+		return filepath.Join(e.Project, ".claude", "settings.json")
+	case "local":
+		return filepath.Join(e.Project, ".claude", "settings.local.json")
+	}
+	e.t.Fatalf("unknown settings kind %q", kind)
+	return ""
+}
+
+// WriteSettings writes a settings file atomically (write + rename, as editors save).
+func (e *Env) WriteSettings(kind, content string) {
+	e.t.Helper()
+	WriteAtomic(e.t, e.SettingsPath(kind), content)
+}
+
+// WriteAtomic writes path via a temp file and rename.
+func WriteAtomic(t testing.TB, path, content string) {
+	t.Helper()
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	tmp := path + ".tmp"
+	if err := os.WriteFile(tmp, []byte(content), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Rename(tmp, path); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// Script writes an executable script into the project and returns its path.
+func (e *Env) Script(name, body string) string {
+	e.t.Helper()
+	p := filepath.Join(e.Project, "hooks", name)
+	if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+		e.t.Fatal(err)
+	}
+	if err := os.WriteFile(p, []byte(body), 0o755); err != nil {
+		e.t.Fatal(err)
+	}
+	return p
+}
+
+// BaseEnv is the environment the daemon and hookc run with: a scratch HOME.
+func (e *Env) BaseEnv() []string {
+	env := []string{
+		"HOME=" + e.Home, "PATH=" + os.Getenv("PATH"), "HOOKD_SOCKET=" + e.Socket,
+		"XDG_CONFIG_HOME=" + filepath.Join(e.Root, "xdg-config"), "XDG_STATE_HOME=" + filepath.Join(e.Root, "xdg-state"),
+		"HOOKD_BIN=" + bins.hookd, "GORACE=halt_on_error=1",
+	}
+	return append(env, e.extraEnv...)
+}
+
+// DaemonArgs are the global flags that point hookd at the scratch world.
+func (e *Env) DaemonArgs() []string {
+	args := []string{"--socket", e.Socket, "--managed-dir", e.Managed, "--user-dir", e.UserDir, "--state-dir", e.State}
+	if e.Config != "" {
+		args = append(args, "--config", e.Config)
+	}
+	return args
+}
+
+// Start runs `hookd serve` and waits until it answers a ping.
+func (e *Env) Start(extra ...string) {
+	e.t.Helper()
+	args := append(e.DaemonArgs(), "serve")
+	args = append(args, extra...)
+	cmd := exec.Command(bins.hookd, args...)
+	cmd.Env = e.BaseEnv()
+	e.logs = &syncBuffer{}
+	cmd.Stdout, cmd.Stderr = e.logs, e.logs
+	if err := cmd.Start(); err != nil {
+		e.t.Fatal(err)
+	}
+	e.daemon = cmd
+	e.exited = make(chan struct{})
+	go func() { _ = cmd.Wait(); close(e.exited) }()
+	e.t.Cleanup(e.Stop)
+	deadline := time.Now().Add(20 * time.Second)
+	for {
+		c, err := protocol.Dial(context.Background(), e.Socket)
+		if err == nil {
+			_, err = c.Do(context.Background(), &protocol.Request{Op: protocol.OpPing}, nil)
+			c.Close()
+			if err == nil {
+				return
+			}
+		}
+		select {
+		case <-e.exited:
+			e.t.Fatalf("hookd exited during start-up:\n%s", e.logs.String())
+		default:
+		}
+		if time.Now().After(deadline) {
+			e.t.Fatalf("hookd did not answer within 20s:\n%s", e.logs.String())
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// Stop sends SIGTERM and waits; it fails the test if the daemon reported a data race.
+func (e *Env) Stop() {
+	if e.daemon == nil || e.daemon.Process == nil {
+		return
+	}
+	select {
+	case <-e.exited:
+	default:
+		_ = e.daemon.Process.Signal(os.Interrupt)
+		select {
+		case <-e.exited:
+		case <-time.After(15 * time.Second):
+			_ = e.daemon.Process.Kill()
+			<-e.exited
+		}
+	}
+	if strings.Contains(e.logs.String(), "WARNING: DATA RACE") {
+		e.t.Errorf("daemon reported a data race:\n%s", e.logs.String())
+	}
+	e.daemon = nil
+}
+
+// Logs returns what the daemon has logged so far.
+func (e *Env) Logs() string { return e.logs.String() }
+
+// Result of running hookc.
+type Result struct {
+	Stdout, Stderr string
+	Code           int
+	Took           time.Duration
+}
+
+// JSON decodes stdout.
+func (r Result) JSON(t testing.TB) map[string]any {
+	t.Helper()
+	var m map[string]any
+	if err := json.Unmarshal([]byte(r.Stdout), &m); err != nil {
+		t.Fatalf("hookc stdout is not JSON: %q (stderr %q, exit %d)", r.Stdout, r.Stderr, r.Code)
+	}
+	return m
+}
+
+// Hookc runs hookc with payload on stdin, as Claude Code would run it as a hook.
+func (e *Env) Hookc(payload string, args ...string) Result {
+	e.t.Helper()
+	cmd := exec.Command(bins.hookc, args...)
+	cmd.Env = append(e.BaseEnv(), "CLAUDE_PROJECT_DIR="+e.Project)
+	cmd.Dir = e.Project
+	cmd.Stdin = strings.NewReader(payload)
+	var out, errb bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &errb
+	start := time.Now()
+	err := cmd.Run()
+	r := Result{Stdout: out.String(), Stderr: errb.String(), Took: time.Since(start)}
+	if ee, ok := err.(*exec.ExitError); ok {
+		r.Code = ee.ExitCode()
+	} else if err != nil {
+		e.t.Fatalf("running hookc: %v", err)
+	}
+	return r
+}
+
+// Hookd runs a hookd subcommand against the scratch world.
+func (e *Env) Hookd(stdin string, args ...string) Result {
+	e.t.Helper()
+	cmd := exec.Command(bins.hookd, append(e.DaemonArgs(), args...)...)
+	cmd.Env = append(e.BaseEnv(), "CLAUDE_PROJECT_DIR="+e.Project)
+	cmd.Dir = e.Project
+	cmd.Stdin = strings.NewReader(stdin)
+	var out, errb bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &errb
+	err := cmd.Run()
+	r := Result{Stdout: out.String(), Stderr: errb.String()}
+	if ee, ok := err.(*exec.ExitError); ok {
+		r.Code = ee.ExitCode()
+	} else if err != nil {
+		e.t.Fatalf("running hookd: %v", err)
+	}
+	return r
+}
+
+// Raw sends one request over the socket and returns every frame of the answer.
+func (e *Env) Raw(req *protocol.Request) ([]*protocol.Frame, error) {
+	e.t.Helper()
+	c, err := protocol.Dial(context.Background(), e.Socket)
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	defer c.Close()
+	var frames []*protocol.Frame
+	_, err = c.Do(context.Background(), req, func(f *protocol.Frame) { frames = append(frames, f) })
+	return frames, err
+}
+
+// Event sends payload as an event with the project dir set and returns the result.
+func (e *Env) Event(payload string) (*protocol.Result, []*protocol.Frame) {
+	e.t.Helper()
+	frames, err := e.Raw(&protocol.Request{Event: json.RawMessage(payload), ProjectDir: e.Project, Env: e.BaseEnv()})
+	if err != nil {
+		e.t.Fatalf("event failed: %v", err)
+	}
+	last := frames[len(frames)-1]
+	if last.Type != protocol.FrameResult || last.Result == nil {
+		e.t.Fatalf("last frame is %+v", last)
+	}
+	return last.Result, frames
+}
+
+// Status fetches the daemon's status.
+func (e *Env) Status() map[string]any {
+	e.t.Helper()
+	frames, err := e.Raw(&protocol.Request{Op: protocol.OpStatus})
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	var m map[string]any
+	if err := json.Unmarshal(frames[len(frames)-1].Data, &m); err != nil {
+		e.t.Fatal(err)
+	}
+	return m
+}
+
+// Payload builds an event payload with the common fields filled in.
+func (e *Env) Payload(event string, fields map[string]any) string {
+	m := map[string]any{
+		"session_id": "sess-1", "transcript_path": filepath.Join(e.Home, ".claude", "projects", "p", "sess-1.jsonl"),
+		"cwd": e.Project, "hook_event_name": event,
+	}
+	for k, v := range fields {
+		m[k] = v
+	}
+	b, _ := json.Marshal(m)
+	return string(b)
+}
+
+// Eventually polls cond until it holds or the timeout passes.
+func Eventually(t testing.TB, timeout time.Duration, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(timeout)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out after %v waiting for %s", timeout, what)
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+}
+
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}
