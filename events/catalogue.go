@@ -1,10 +1,3 @@
-// Package events is hookd's knowledge of Claude Code hook events: the catalogue of all 31
-// events (name, matcher field, whether it can block, handler types, default timeout, which
-// output fields it honours), the interpretation of one hook's (exit code, stdout, stderr)
-// as result variants, and the merge of those variants into one answer per event.
-//
-// Everything here follows ../shared/claude-code-hooks-spec.md (cited as "spec §N"); the
-// catalogue is spec §1.1, §3.2 and §3.4. The package never spawns processes.
 package events
 
 import (

@@ -16,20 +16,20 @@
 //
 // # Requests
 //
-//	{"v":1,"op":"event","event":{...},"env":["PATH=/usr/bin",...],"project_dir":"/p"}
+//		{"v":1,"op":"event","event":{...},"env":["PATH=/usr/bin",...],"project_dir":"/p"}
 //
-//   - v: the protocol version (Version). A daemon answers any other version with an
-//     "error" frame of code "unsupported_version" whose message names the versions it speaks.
-//   - op: "event" (default when empty), "ping", "status", "reload".
-//   - event: the hook payload exactly as the harness produced it. The daemon never
-//     re-encodes it: hooks receive these bytes unchanged on stdin (unknown fields and key
-//     order preserved), so a hook behind hookd sees what it would have seen from Claude Code.
-//   - env: the caller's environment. Hooks run with it (not the daemon's), so they see the
-//     PATH, virtualenv and CLAUDE_* variables they would have seen when the harness spawned
-//     them. A nil env means "use the daemon's environment".
-//   - project_dir: the project root (what Claude Code exports as CLAUDE_PROJECT_DIR). When
-//     empty the daemon derives it from env's CLAUDE_PROJECT_DIR, else from the event's cwd.
-//   - options: per-request knobs (Options).
+//	  - v: the protocol version (Version). A daemon answers any other version with an
+//	    "error" frame of code "unsupported_version" whose message names the versions it speaks.
+//	  - op: "event" (default when empty), "ping", "status", "reload".
+//	  - event: the hook payload exactly as the harness produced it. The daemon never
+//	    re-encodes it: hooks receive these bytes unchanged on stdin (unknown fields and key
+//	    order preserved), so a hook behind hookd sees what it would have seen from Claude Code.
+//	  - env: the caller's environment. Hooks run with it (not the daemon's), so they see the
+//	    PATH, virtualenv and CLAUDE_* variables they would have seen when the harness spawned
+//	    them. A nil env means "use the daemon's environment".
+//	  - project_dir: the project root (what Claude Code exports as CLAUDE_PROJECT_DIR). When
+//	    empty the daemon derives it from env's CLAUDE_PROJECT_DIR, else from the event's cwd.
+//	  - options: per-request knobs (Options).
 //
 // # Frames
 //

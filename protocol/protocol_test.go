@@ -11,7 +11,7 @@ import (
 
 func TestDecodeRequest(t *testing.T) {
 	tests := []struct {
-		name, line string
+		name, line  string
 		code, field string // want error code and field; "" = success
 	}{
 		{"minimal event", `{"v":1,"event":{"hook_event_name":"Stop"}}`, "", ""},
