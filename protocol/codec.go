@@ -94,7 +94,24 @@ func DecodeRequest(line []byte) (*Request, error) {
 	default:
 		return nil, &Error{Code: CodeBadRequest, Field: "op", Message: "unknown op " + quote(req.Op) + " (want event, ping, status or reload)"}
 	}
+	if req.EventText != "" {
+		if len(req.Event) > 0 {
+			return nil, &Error{Code: CodeBadRequest, Field: "event_text", Message: "request has both event and event_text"}
+		}
+		if !json.Valid([]byte(req.EventText)) {
+			return nil, &Error{Code: CodeBadRequest, Field: "event_text", Message: "event_text is not valid JSON"}
+		}
+	}
 	if req.Op == OpEvent {
+		if req.EventText != "" {
+			ev := bytes.TrimSpace([]byte(req.EventText))
+			if len(ev) == 0 || ev[0] != '{' {
+				return nil, &Error{Code: CodeBadRequest, Field: "event_text", Message: "event payload must be a JSON object"}
+			}
+			// Hooks get these bytes exactly, whitespace and trailing newline included.
+			req.Event, req.EventText = json.RawMessage(req.EventText), ""
+			return validateEnv(&req)
+		}
 		ev := bytes.TrimSpace(req.Event)
 		if len(ev) == 0 || bytes.Equal(ev, []byte("null")) {
 			return nil, &Error{Code: CodeBadRequest, Field: "event", Message: "request has no event payload"}
@@ -104,12 +121,16 @@ func DecodeRequest(line []byte) (*Request, error) {
 		}
 		req.Event = ev
 	}
+	return validateEnv(&req)
+}
+
+func validateEnv(req *Request) (*Request, error) {
 	for i, kv := range req.Env {
 		if !strings.Contains(kv, "=") {
 			return nil, &Error{Code: CodeBadRequest, Field: "env", Message: "env[" + itoa(i) + "] is not KEY=VALUE"}
 		}
 	}
-	return &req, nil
+	return req, nil
 }
 
 // EventHeader is the part of an event payload every event shares.

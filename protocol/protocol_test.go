@@ -190,3 +190,23 @@ func FuzzLineReader(f *testing.F) {
 		t.Fatal("reader did not reach EOF")
 	})
 }
+
+func TestEventTextPreservesBytes(t *testing.T) {
+	ev := "{\n \"hook_event_name\": \"Stop\",\n \"x\": [1, 2]\n}\n"
+	line, _ := json.Marshal(&Request{V: 1, EventText: ev})
+	if bytes.Contains(line, []byte("\n")) {
+		t.Fatal("encoded request spans lines")
+	}
+	req, err := DecodeRequest(line)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if string(req.Event) != ev {
+		t.Fatalf("event bytes changed: %q", req.Event)
+	}
+	for _, bad := range []string{`{"v":1,"event":{},"event_text":"{}"}`, `{"v":1,"event_text":"[1]"}`, `{"v":1,"event_text":"{"}`} {
+		if _, err := DecodeRequest([]byte(bad)); err == nil {
+			t.Errorf("accepted %s", bad)
+		}
+	}
+}

@@ -79,7 +79,7 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		defer cancel()
 	}
 	req := &protocol.Request{
-		V: protocol.Version, Event: bytes.TrimSpace(payload), Env: os.Environ(), ProjectDir: o.projectDir,
+		V: protocol.Version, EventText: string(payload), Env: os.Environ(), ProjectDir: o.projectDir,
 		Options: protocol.Options{Client: "hookc", ResultOnly: !o.stream},
 	}
 	var onFrame func(*protocol.Frame)

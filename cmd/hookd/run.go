@@ -35,7 +35,7 @@ the daemon is unreachable.`,
 			}
 			log := newLogger(c)
 			eng := daemon.NewEngine(daemon.Options{Logger: log.Named("engine"), Config: cfg, Sources: sources(c, cfg), StateDir: c.String("state-dir")})
-			req := &protocol.Request{V: protocol.Version, Event: payload, Env: os.Environ(), ProjectDir: c.String("project-dir")}
+			req := &protocol.Request{V: protocol.Version, EventText: string(payload), Env: os.Environ(), ProjectDir: c.String("project-dir")}
 			if len(payload) > protocol.DefaultMaxRequestBytes {
 				return exitError{code: 2, msg: "event payload exceeds the request size limit"}
 			}
