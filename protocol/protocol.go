@@ -23,18 +23,18 @@ const (
 
 // Request is one line a client sends.
 type Request struct {
-	V          int             `json:"v"`
-	Op         string          `json:"op,omitempty"`
-	ID         string          `json:"id,omitempty"`
-	Event      json.RawMessage `json:"event,omitempty"`
+	V     int             `json:"v"`
+	Op    string          `json:"op,omitempty"`
+	ID    string          `json:"id,omitempty"`
+	Event json.RawMessage `json:"event,omitempty"`
 	// EventText carries the payload as exact text, for clients that must preserve its
 	// bytes (hookc: Claude Code pretty-prints payloads, and a hook may depend on the
 	// layout or the trailing newline). Encoding it as a string also keeps NDJSON framing
 	// intact when the payload spans lines. At most one of Event and EventText is set.
-	EventText string `json:"event_text,omitempty"`
-	Env        []string        `json:"env,omitempty"`
-	ProjectDir string          `json:"project_dir,omitempty"`
-	Options    Options         `json:"options,omitempty"`
+	EventText  string   `json:"event_text,omitempty"`
+	Env        []string `json:"env,omitempty"`
+	ProjectDir string   `json:"project_dir,omitempty"`
+	Options    Options  `json:"options,omitempty"`
 }
 
 // Options are per-request knobs.
