@@ -1,0 +1,51 @@
+package configs
+
+import (
+	"fmt"
+	"strings"
+)
+
+// FileError is why a settings file is invalid. It names the file, the field path
+// ("hooks.PreToolUse[0].hooks[1].timeout", "permissions.deny[3]") and, when known, the
+// line and column of the offending value.
+type FileError struct {
+	File  string
+	Field string
+	Line  int // 1-based; 0 when unknown
+	Col   int // 1-based, in characters; 0 when unknown
+	Err   error
+}
+
+// Error formats as "path:line:col: field: message", leaving out what is unknown.
+func (e *FileError) Error() string {
+	var b strings.Builder
+	b.WriteString(e.File)
+	if e.Line > 0 {
+		fmt.Fprintf(&b, ":%d:%d", e.Line, e.Col)
+	}
+	b.WriteString(": ")
+	if e.Field != "" {
+		b.WriteString(e.Field)
+		b.WriteString(": ")
+	}
+	if e.Err != nil {
+		b.WriteString(e.Err.Error())
+	}
+	return b.String()
+}
+
+func (e *FileError) Unwrap() error { return e.Err }
+
+// Warning is something hookd skipped or ignored while loading a file that is otherwise
+// valid. It names the file and the field.
+type Warning struct {
+	File, Field, Message string
+}
+
+// String formats as "file: field: message".
+func (w Warning) String() string {
+	if w.Field == "" {
+		return w.File + ": " + w.Message
+	}
+	return w.File + ": " + w.Field + ": " + w.Message
+}

@@ -1,0 +1,700 @@
+package configs
+
+import (
+	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/hookd/hookd/events"
+	"github.com/hookd/hookd/matcher"
+	"github.com/hookd/hookd/rules"
+)
+
+// File is one parsed, validated and compiled settings file.
+type File struct {
+	Ref      FileRef
+	Hash     string // sha256 hex of the raw bytes
+	Settings *Settings
+	Handlers []*Handler    // compiled, in file order
+	Rules    []*rules.Rule // permission rules: deny, then ask, then allow, each in file order
+	Warnings []Warning     // things skipped or ignored, each naming file and field
+}
+
+// Settings is the part of a settings file hookd understands, decoded strictly: every
+// field is type-checked and errors name its path. Keys hookd does not act on are not
+// decoded (Keys still lists them).
+type Settings struct {
+	// Keys are the top-level keys in file order.
+	Keys []string
+	// Hooks are the hook definitions of known events, in file order (unknown events are
+	// skipped with a warning).
+	Hooks []EventHooks
+
+	Permissions *Permissions
+
+	DisableAllHooks *bool
+	// AllowManagedHooksOnly and AllowManagedPermissionRulesOnly are managed-only keys: set
+	// only when a managed file has them (a mistyped value there reads as true, spec §7).
+	AllowManagedHooksOnly           *bool
+	AllowManagedPermissionRulesOnly *bool
+
+	// AllowedHTTPHookURLs is nil when the key is absent; an empty (non-nil) slice when it
+	// is [] (which blocks every HTTP hook, spec §4.2).
+	AllowedHTTPHookURLs    []string
+	HTTPHookAllowedEnvVars []string // nil when absent
+
+	Env map[string]string
+}
+
+// EventHooks are one event's matcher groups.
+type EventHooks struct {
+	Event  string
+	Groups []HookGroup
+}
+
+// HookGroup is one matcher group.
+type HookGroup struct {
+	Matcher *string // nil when absent
+	Hooks   []HookSpec
+}
+
+// HookSpec is one handler as written (spec §3.2).
+type HookSpec struct {
+	Type            string
+	Command         string
+	Args            []string // nil when absent
+	Shell           string
+	If              string
+	Timeout         *float64 // seconds
+	StatusMessage   string
+	Async           bool
+	AsyncRewake     bool
+	Once            bool
+	URL             string
+	Headers         map[string]string
+	AllowedEnvVars  []string
+	Server, Tool    string
+	Input           json.RawMessage
+	Prompt, Model   string
+	ContinueOnBlock bool
+}
+
+// Permissions is the "permissions" object (spec §8).
+type Permissions struct {
+	Allow, Ask, Deny                    []string
+	AdditionalDirectories               []string
+	DefaultMode                         string
+	DisableBypassPermissionsMode        string
+	DisableAutoMode                     string
+	BlockReadsOutsideWorkingDirectories *bool
+}
+
+// maxFileBytes bounds what LoadFile reads: a settings file is a few kilobytes; anything
+// near this is not one.
+const maxFileBytes = 8 << 20
+
+// LoadFile reads and parses ref.Path. A leading "~/" in the path is expanded with home.
+// When the file does not exist the error is an *fs.PathError wrapping os.ErrNotExist
+// (errors.Is works): the daemon treats that as "absent", not "invalid".
+func LoadFile(ref FileRef, home string) (*File, error) {
+	ref.Path = expandHome(ref.Path, home)
+	fh, err := os.Open(ref.Path)
+	if err != nil {
+		// An *fs.PathError: it names the path, and both errors.Is(err, os.ErrNotExist) and
+		// os.IsNotExist(err) recognise an absent file.
+		return nil, err
+	}
+	defer fh.Close()
+	fi, err := fh.Stat()
+	if err != nil {
+		return nil, fmt.Errorf("load settings %s: %w", ref.Path, err)
+	}
+	if fi.IsDir() {
+		return nil, &FileError{File: ref.Path, Err: errors.New("is a directory, not a settings file")}
+	}
+	data, err := io.ReadAll(io.LimitReader(fh, maxFileBytes+1))
+	if err != nil {
+		return nil, fmt.Errorf("load settings %s: %w", ref.Path, err)
+	}
+	if len(data) > maxFileBytes {
+		return nil, &FileError{File: ref.Path, Err: fmt.Errorf("larger than %d bytes; not a settings file", maxFileBytes)}
+	}
+	return ParseFile(ref, data, home)
+}
+
+func expandHome(p, home string) string {
+	if home != "" && (p == "~" || strings.HasPrefix(p, "~/")) {
+		return filepath.Join(home, p[1:])
+	}
+	return p
+}
+
+// ParseFile parses, validates and compiles one settings file. Any error makes the whole
+// file invalid (the daemon then keeps the file's last good version: a broken edit must
+// never drop a guard). Things hookd can safely skip — unknown events and fields, keys it
+// does not act on, handler types it cannot run — are warnings instead.
+func ParseFile(ref FileRef, data []byte, home string) (*File, error) {
+	ref.Path = expandHome(ref.Path, home)
+	sum := sha256.Sum256(data)
+	d := &decoder{ref: ref, data: bytes.Clone(data)}
+	d.origin = rules.Origin{File: ref.Path, Source: string(ref.Source()), Base: ref.base()}
+	// A UTF-8 byte order mark (Windows editors) becomes spaces, which keeps offsets right.
+	if bytes.HasPrefix(d.data, []byte("\xef\xbb\xbf")) {
+		copy(d.data, "   ")
+		d.bom = true
+	}
+	if len(bytes.TrimSpace(d.data)) == 0 {
+		// An editor that truncates before writing produces this for a moment; rejecting it
+		// keeps the last good version until the write lands.
+		return nil, &FileError{File: ref.Path, Line: 1, Col: 1, Err: errors.New("empty file (expected a JSON object)")}
+	}
+	root, dups, err := parseJSON(d.data)
+	if err != nil {
+		var se *jsonSyntaxError
+		fe := &FileError{File: ref.Path, Err: fmt.Errorf("invalid JSON: %w", err)}
+		if errors.As(err, &se) {
+			fe.Line, fe.Col = d.pos(se.off)
+		}
+		return nil, fe
+	}
+	for _, dk := range dups {
+		line, col := d.pos(dk.off)
+		d.warn(dk.key, "duplicate key at %d:%d; the last value wins (as in Claude Code)", line, col)
+	}
+	f := &File{Ref: ref, Hash: hex.EncodeToString(sum[:])}
+	if err := d.settings(root, f); err != nil {
+		return nil, err
+	}
+	f.Warnings = d.warns
+	return f, nil
+}
+
+// decoder carries one file's state while it is decoded.
+type decoder struct {
+	ref    FileRef
+	data   []byte
+	origin rules.Origin
+	warns  []Warning
+	bom    bool // data started with a byte order mark (now three spaces)
+}
+
+// pos is the line and column of a byte offset, not counting a byte order mark (editors
+// do not show it).
+func (d *decoder) pos(off int) (line, col int) {
+	line, col = lineCol(d.data, off)
+	if d.bom && line == 1 {
+		col = max(1, col-3)
+	}
+	return line, col
+}
+
+func (d *decoder) fail(n *jnode, field, format string, args ...any) *FileError {
+	e := &FileError{File: d.ref.Path, Field: field, Err: fmt.Errorf(format, args...)}
+	if n != nil {
+		e.Line, e.Col = d.pos(n.start)
+	}
+	return e
+}
+
+func (d *decoder) warn(field, format string, args ...any) {
+	d.warns = append(d.warns, Warning{File: d.ref.Path, Field: field, Message: fmt.Sprintf(format, args...)})
+}
+
+func (d *decoder) str(n *jnode, field string) (string, error) {
+	if n.kind != jString {
+		return "", d.fail(n, field, "must be a string (found %s)", n.what())
+	}
+	return n.str, nil
+}
+
+func (d *decoder) boolean(n *jnode, field string) (bool, error) {
+	if n.kind != jBool {
+		return false, d.fail(n, field, "must be a boolean (found %s)", n.what())
+	}
+	return n.b, nil
+}
+
+func (d *decoder) strings(n *jnode, field string) ([]string, error) {
+	if n.kind != jArray {
+		return nil, d.fail(n, field, "must be an array of strings (found %s)", n.what())
+	}
+	out := make([]string, 0, len(n.elems))
+	for i, e := range n.elems {
+		s, err := d.str(e, fmt.Sprintf("%s[%d]", field, i))
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, s)
+	}
+	return out, nil
+}
+
+func (d *decoder) stringMap(n *jnode, field string) (map[string]string, error) {
+	if n.kind != jObject {
+		return nil, d.fail(n, field, "must be an object of strings (found %s)", n.what())
+	}
+	out := make(map[string]string, len(n.keys))
+	for i, k := range n.keys {
+		s, err := d.str(n.vals[i], field+"."+k)
+		if err != nil {
+			return nil, err
+		}
+		out[k] = s
+	}
+	return out, nil
+}
+
+// settings decodes the top-level object into f.
+func (d *decoder) settings(root *jnode, f *File) error {
+	if root.kind != jObject {
+		return d.fail(root, "", "settings must be a JSON object (found %s)", root.what())
+	}
+	s := &Settings{Keys: append([]string(nil), root.keys...)}
+	f.Settings = s
+	managed := d.ref.Managed()
+	for i, key := range root.keys {
+		v := root.vals[i]
+		var err error
+		switch key {
+		case "hooks":
+			err = d.hooks(v, s, f)
+		case "permissions":
+			err = d.permissions(v, s, f)
+		case "disableAllHooks":
+			var b bool
+			if b, err = d.boolean(v, key); err == nil {
+				s.DisableAllHooks = &b
+			}
+		case "allowManagedHooksOnly", "allowManagedPermissionRulesOnly":
+			if !managed {
+				d.warn(key, "only honoured in managed settings; ignored in %s settings", d.ref.Source())
+				continue
+			}
+			b := true
+			if v.kind == jBool {
+				b = v.b
+			} else {
+				// Spec §7: an invalid value is treated as true. A lock that is present but
+				// mistyped is safest read as locked.
+				d.warn(key, "must be a boolean (found %s); treated as true, as Claude Code does", v.what())
+			}
+			if key == "allowManagedHooksOnly" {
+				s.AllowManagedHooksOnly = &b
+			} else {
+				s.AllowManagedPermissionRulesOnly = &b
+			}
+		case "allowedHttpHookUrls":
+			var xs []string
+			if xs, err = d.strings(v, key); err == nil {
+				s.AllowedHTTPHookURLs = xs
+			}
+		case "httpHookAllowedEnvVars":
+			var xs []string
+			if xs, err = d.strings(v, key); err == nil {
+				s.HTTPHookAllowedEnvVars = xs
+			}
+		case "env":
+			s.Env, err = d.env(v)
+		default:
+			if !knownTopLevelKeys[key] {
+				d.warn(key, "unknown top-level key: claude code ignores this entire file (none of its hooks run under Claude Code); hookd still loads it")
+			}
+		}
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// env decodes "env". Values should be strings; numbers and booleans are accepted with a
+// warning (hookd does not act on env, so rejecting the file for it would only lose hooks).
+func (d *decoder) env(n *jnode) (map[string]string, error) {
+	if n.kind != jObject {
+		return nil, d.fail(n, "env", "must be an object (found %s)", n.what())
+	}
+	out := make(map[string]string, len(n.keys))
+	for i, k := range n.keys {
+		v := n.vals[i]
+		switch v.kind {
+		case jString:
+			out[k] = v.str
+		case jNumber:
+			out[k] = v.num.String()
+			d.warn("env."+k, "should be a string (found a number)")
+		case jBool:
+			out[k] = fmt.Sprint(v.b)
+			d.warn("env."+k, "should be a string (found a boolean)")
+		default:
+			return nil, d.fail(v, "env."+k, "must be a string (found %s)", v.what())
+		}
+	}
+	return out, nil
+}
+
+func (d *decoder) permissions(n *jnode, s *Settings, f *File) error {
+	if n.kind != jObject {
+		return d.fail(n, "permissions", "must be an object (found %s)", n.what())
+	}
+	p := &Permissions{}
+	s.Permissions = p
+	for i, key := range n.keys {
+		v := n.vals[i]
+		field := "permissions." + key
+		var err error
+		switch key {
+		case "allow", "ask", "deny":
+			// rules are compiled below, in deny/ask/allow order
+		case "additionalDirectories":
+			p.AdditionalDirectories, err = d.strings(v, field)
+		case "defaultMode":
+			if p.DefaultMode, err = d.str(v, field); err == nil && !defaultModes[p.DefaultMode] {
+				d.warn(field, "unknown permission mode %q", p.DefaultMode)
+			}
+		case "disableBypassPermissionsMode", "disableAutoMode":
+			var val string
+			switch v.kind {
+			case jString:
+				val = v.str
+			case jBool:
+				val = fmt.Sprint(v.b)
+			default:
+				err = d.fail(v, field, "must be a string (found %s)", v.what())
+			}
+			if key == "disableAutoMode" {
+				p.DisableAutoMode = val
+			} else {
+				p.DisableBypassPermissionsMode = val
+			}
+		case "blockReadsOutsideWorkingDirectories":
+			var b bool
+			if b, err = d.boolean(v, field); err == nil {
+				p.BlockReadsOutsideWorkingDirectories = &b
+			}
+		default:
+			if !knownPermissionKeys[key] {
+				d.warn(field, "unknown field; ignored")
+			}
+		}
+		if err != nil {
+			return err
+		}
+	}
+	for _, l := range []struct {
+		key  string
+		list rules.List
+		dst  *[]string
+	}{{"deny", rules.Deny, &p.Deny}, {"ask", rules.Ask, &p.Ask}, {"allow", rules.Allow, &p.Allow}} {
+		v := n.get(l.key)
+		if v == nil {
+			continue
+		}
+		field := "permissions." + l.key
+		texts, err := d.strings(v, field)
+		if err != nil {
+			return err
+		}
+		*l.dst = texts
+		for i, text := range texts {
+			r, err := rules.Parse(text, l.list, d.origin)
+			if err != nil {
+				return d.fail(v.elems[i], fmt.Sprintf("%s[%d]", field, i), "invalid rule %s", ruleErr(err))
+			}
+			f.Rules = append(f.Rules, r)
+		}
+	}
+	return nil
+}
+
+func (d *decoder) hooks(n *jnode, s *Settings, f *File) error {
+	if n.kind != jObject {
+		return d.fail(n, "hooks", "must be an object of event names (found %s)", n.what())
+	}
+	for i, name := range n.keys {
+		v := n.vals[i]
+		field := "hooks." + name
+		ev, ok := events.Lookup(name)
+		if !ok {
+			msg := "unknown hook event; skipped (as Claude Code does)"
+			for _, known := range events.Names() {
+				if strings.EqualFold(known, name) {
+					msg = fmt.Sprintf("unknown hook event (event names are case-sensitive: did you mean %s?); skipped", known)
+				}
+			}
+			d.warn(field, "%s", msg)
+			continue
+		}
+		if v.kind != jArray {
+			return d.fail(v, field, "must be an array of matcher groups (found %s)", v.what())
+		}
+		eh := EventHooks{Event: name}
+		for gi, g := range v.elems {
+			grp, hs, err := d.group(ev, g, fmt.Sprintf("%s[%d]", field, gi), gi)
+			if err != nil {
+				return err
+			}
+			eh.Groups = append(eh.Groups, grp)
+			f.Handlers = append(f.Handlers, hs...)
+		}
+		s.Hooks = append(s.Hooks, eh)
+	}
+	return nil
+}
+
+func (d *decoder) group(ev *events.Event, g *jnode, field string, gi int) (HookGroup, []*Handler, error) {
+	var grp HookGroup
+	if g.kind != jObject {
+		return grp, nil, d.fail(g, field, "must be an object with \"matcher\" and \"hooks\" (found %s)", g.what())
+	}
+	for _, k := range g.keys {
+		if k != "matcher" && k != "hooks" {
+			d.warn(field+"."+k, "unknown field in matcher group; ignored")
+		}
+	}
+	var m *matcher.Matcher
+	matcherText := ""
+	if mn := g.get("matcher"); mn != nil {
+		text, err := d.str(mn, field+".matcher")
+		if err != nil {
+			return grp, nil, err
+		}
+		grp.Matcher, matcherText = &text, text
+		if ev.MatcherField == "" {
+			// Spec §1.1: Claude Code ignores a matcher on these events. Still say so, and
+			// flag a pattern that would not even compile, but do not fail the file.
+			if t := strings.TrimSpace(text); t != "" && t != "*" {
+				d.warn(field+".matcher", "%s has no matcher field; the matcher is ignored and the group always runs", ev.Name)
+			}
+			if _, err := matcher.Compile(text, ev.NarrowMatcher); err != nil {
+				d.warn(field+".matcher", "%v (ignored on %s)", err, ev.Name)
+			}
+		} else {
+			m, err = matcher.Compile(text, ev.NarrowMatcher)
+			if err != nil {
+				return grp, nil, d.fail(mn, field+".matcher", "%v", err)
+			}
+		}
+	}
+	hn := g.get("hooks")
+	if hn == nil {
+		return grp, nil, d.fail(g, field+".hooks", "missing (a matcher group needs a \"hooks\" array)")
+	}
+	if hn.kind != jArray {
+		return grp, nil, d.fail(hn, field+".hooks", "must be an array of handlers (found %s)", hn.what())
+	}
+	var out []*Handler
+	for hi, e := range hn.elems {
+		spec, h, err := d.handler(ev, e, fmt.Sprintf("%s.hooks[%d]", field, hi))
+		if err != nil {
+			return grp, nil, err
+		}
+		grp.Hooks = append(grp.Hooks, spec)
+		h.ID = fmt.Sprintf("%s:%s#%s[%d].hooks[%d]", d.ref.Source(), d.ref.Path, ev.Name, gi, hi)
+		h.Matcher, h.MatcherText = m, matcherText
+		h.Group, h.Index = gi, hi
+		out = append(out, h)
+	}
+	return grp, out, nil
+}
+
+// fieldTypes lists which handler fields apply to which types (spec §3.2). Fields not
+// listed for a type are ignored for it, with a warning.
+var fieldTypes = map[string][]events.HandlerType{
+	"type": nil, "if": nil, "timeout": nil, "statusMessage": nil, "once": nil, // all types
+	"command": {events.Command}, "args": {events.Command}, "shell": {events.Command},
+	"async": {events.Command}, "asyncRewake": {events.Command},
+	"url": {events.HTTP}, "headers": {events.HTTP}, "allowedEnvVars": {events.HTTP},
+	"server": {events.MCPTool}, "tool": {events.MCPTool}, "input": {events.MCPTool},
+	"prompt": {events.Prompt, events.Agent}, "model": {events.Prompt, events.Agent},
+	"continueOnBlock": {events.Prompt},
+}
+
+// maxTimeout bounds "timeout" (seconds) so the duration cannot overflow; a year is far
+// beyond any sensible hook.
+const maxTimeout = 365 * 24 * 3600
+
+func (d *decoder) handler(ev *events.Event, n *jnode, field string) (HookSpec, *Handler, error) {
+	var spec HookSpec
+	if n.kind != jObject {
+		return spec, nil, d.fail(n, field, "must be a handler object (found %s)", n.what())
+	}
+	tn := n.get("type")
+	if tn == nil {
+		return spec, nil, d.fail(n, field+".type", "missing (one of command, http, mcp_tool, prompt, agent)")
+	}
+	typ, err := d.str(tn, field+".type")
+	if err != nil {
+		return spec, nil, err
+	}
+	ht := events.HandlerType(typ)
+	if !ht.Valid() {
+		return spec, nil, d.fail(tn, field+".type", "unknown handler type %q (one of command, http, mcp_tool, prompt, agent)", typ)
+	}
+	if !ev.Accepts(ht) {
+		return spec, nil, d.fail(tn, field+".type", "%s does not accept %s handlers (it accepts %s; spec §3.4)", ev.Name, typ, typeList(ev.Types))
+	}
+	spec.Type = typ
+	h := &Handler{Event: ev, Type: ht, Source: d.ref.Source(), File: d.ref.Path, Runnable: ht.Runnable(),
+		Raw: json.RawMessage(d.data[n.start:n.end])}
+
+	for i, key := range n.keys {
+		v := n.vals[i]
+		kf := field + "." + key
+		types, known := fieldTypes[key]
+		if !known {
+			d.warn(kf, "unknown handler field; ignored")
+			continue
+		}
+		if types != nil && !containsType(types, ht) {
+			d.warn(kf, "applies to %s handlers; ignored for %s", typeList(types), typ)
+			continue
+		}
+		var err error
+		switch key {
+		case "type":
+		case "command":
+			spec.Command, err = d.str(v, kf)
+		case "args":
+			spec.Args, err = d.strings(v, kf)
+		case "shell":
+			if spec.Shell, err = d.str(v, kf); err == nil && spec.Shell != "bash" && spec.Shell != "powershell" {
+				err = d.fail(v, kf, "must be \"bash\" or \"powershell\" (found %q)", spec.Shell)
+			}
+		case "if":
+			spec.If, err = d.str(v, kf)
+			if err == nil && strings.TrimSpace(spec.If) != "" {
+				h.If, err = rules.ParseIf(spec.If, d.origin)
+				if err != nil {
+					err = d.fail(v, kf, "invalid if rule %s", ruleErr(err))
+				}
+			}
+		case "timeout":
+			if v.kind != jNumber {
+				err = d.fail(v, kf, "must be a number of seconds (found %s)", v.what())
+				break
+			}
+			secs, perr := v.num.Float64()
+			switch {
+			case perr != nil || math.IsNaN(secs) || math.IsInf(secs, 0):
+				err = d.fail(v, kf, "must be a number of seconds (found %s)", v.num)
+			case secs < 0:
+				err = d.fail(v, kf, "must not be negative (found %s)", v.num)
+			case secs > maxTimeout:
+				err = d.fail(v, kf, "too large (%s seconds; at most %d)", v.num, maxTimeout)
+			default:
+				spec.Timeout = &secs
+				h.Timeout = time.Duration(math.Round(secs * float64(time.Second)))
+				if h.Timeout == 0 {
+					d.warn(kf, "0 means the event default (%s)", h.EffectiveTimeout())
+				}
+			}
+		case "statusMessage":
+			spec.StatusMessage, err = d.str(v, kf)
+		case "async":
+			spec.Async, err = d.boolean(v, kf)
+		case "asyncRewake":
+			spec.AsyncRewake, err = d.boolean(v, kf)
+		case "once":
+			if spec.Once, err = d.boolean(v, kf); err == nil && spec.Once {
+				d.warn(kf, "honoured only in skill frontmatter (spec §3.2); ignored: the handler runs every time")
+			}
+		case "url":
+			spec.URL, err = d.str(v, kf)
+		case "headers":
+			spec.Headers, err = d.stringMap(v, kf)
+		case "allowedEnvVars":
+			spec.AllowedEnvVars, err = d.strings(v, kf)
+		case "server":
+			spec.Server, err = d.str(v, kf)
+		case "tool":
+			spec.Tool, err = d.str(v, kf)
+		case "input":
+			if v.kind != jObject {
+				err = d.fail(v, kf, "must be an object (found %s)", v.what())
+			} else {
+				spec.Input = json.RawMessage(d.data[v.start:v.end])
+			}
+		case "prompt":
+			spec.Prompt, err = d.str(v, kf)
+		case "model":
+			spec.Model, err = d.str(v, kf)
+		case "continueOnBlock":
+			spec.ContinueOnBlock, err = d.boolean(v, kf)
+		}
+		if err != nil {
+			return spec, nil, err
+		}
+	}
+
+	// Required fields (spec §3.2).
+	switch ht {
+	case events.Command:
+		if strings.TrimSpace(spec.Command) == "" {
+			return spec, nil, d.fail(n, field+".command", "missing (a command handler needs \"command\")")
+		}
+		if spec.Args != nil && spec.Shell != "" {
+			d.warn(field+".shell", "ignored: \"args\" selects the exec form, which runs without a shell")
+		}
+	case events.HTTP:
+		if strings.TrimSpace(spec.URL) == "" {
+			return spec, nil, d.fail(n, field+".url", "missing (an http handler needs \"url\")")
+		}
+	case events.MCPTool:
+		if spec.Server == "" {
+			return spec, nil, d.fail(n, field+".server", "missing (an mcp_tool handler needs \"server\" and \"tool\")")
+		}
+		if spec.Tool == "" {
+			return spec, nil, d.fail(n, field+".tool", "missing (an mcp_tool handler needs \"server\" and \"tool\")")
+		}
+	case events.Prompt, events.Agent:
+		if strings.TrimSpace(spec.Prompt) == "" {
+			return spec, nil, d.fail(n, field+".prompt", "missing (a %s handler needs \"prompt\")", typ)
+		}
+	}
+	if !ht.Runnable() {
+		d.warn(field, "%s handlers run inside Claude Code's model or MCP connections; hookd reports them as not run", typ)
+	}
+	if h.If != nil && !ev.ToolEvent {
+		d.warn(field+".if", "\"if\" is evaluated only on tool events; on %s this handler never runs (spec §2.1)", ev.Name)
+	}
+
+	h.Command, h.Args, h.Shell = spec.Command, spec.Args, spec.Shell
+	h.IfText = spec.If
+	h.StatusMessage = spec.StatusMessage
+	h.AsyncRewake = spec.AsyncRewake
+	h.Async = spec.Async || spec.AsyncRewake
+	h.URL, h.Headers, h.AllowedEnvVars = spec.URL, spec.Headers, spec.AllowedEnvVars
+	h.Server, h.Tool, h.Input = spec.Server, spec.Tool, spec.Input
+	h.Prompt, h.Model, h.ContinueOnBlock = spec.Prompt, spec.Model, spec.ContinueOnBlock
+	h.Key = handlerKey(h)
+	return spec, h, nil
+}
+
+// ruleErr renders a rules error (`rules: "text": reason`) without the package prefix.
+func ruleErr(err error) string { return strings.TrimPrefix(err.Error(), "rules: ") }
+
+func containsType(ts []events.HandlerType, t events.HandlerType) bool {
+	for _, x := range ts {
+		if x == t {
+			return true
+		}
+	}
+	return false
+}
+
+func typeList(ts []events.HandlerType) string {
+	s := make([]string, len(ts))
+	for i, t := range ts {
+		s[i] = string(t)
+	}
+	return strings.Join(s, ", ")
+}

@@ -1,0 +1,410 @@
+package configs
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"fmt"
+	"path/filepath"
+	"sort"
+	"strings"
+
+	"github.com/hookd/hookd/events"
+	"github.com/hookd/hookd/rules"
+)
+
+// Snapshot is the compiled settings of one project: every file that contributed, the
+// pooled permission rules, the resolved hook governance and, per event, the handlers in
+// configuration order. It is immutable once built and safe for concurrent readers; the
+// daemon swaps whole snapshots (atomic.Pointer) and never edits one.
+type Snapshot struct {
+	// Revision is sha256 over (path, hash) of every file used, in order; "" when no file
+	// contributed.
+	Revision string
+	// Files are the files that contributed, in configuration order.
+	Files []*File
+	// Rules are the deny/ask/allow rules pooled from every file — only from managed
+	// files when a managed file sets allowManagedPermissionRulesOnly.
+	Rules *rules.Set
+
+	// DisableAllHooks is disableAllHooks resolved by precedence (spec §7).
+	DisableAllHooks bool
+	// DisableManagedToo: the resolved true came from managed settings, so managed hooks
+	// are off as well.
+	DisableManagedToo bool
+	// ManagedOnly: a managed file sets allowManagedHooksOnly; only managed hooks run.
+	ManagedOnly bool
+	// ManagedRulesOnly: a managed file sets allowManagedPermissionRulesOnly.
+	ManagedRulesOnly bool
+
+	// AllowedHTTPURLs is allowedHttpHookUrls merged across files; it applies only when
+	// AllowedHTTPURLsSet (an empty list then blocks every HTTP hook).
+	AllowedHTTPURLs    []string
+	AllowedHTTPURLsSet bool
+	// HTTPAllowedEnvVars is httpHookAllowedEnvVars merged across files; when
+	// HTTPAllowedEnvVarsSet it further limits header interpolation (see EnvVarsFor).
+	HTTPAllowedEnvVars    []string
+	HTTPAllowedEnvVarsSet bool
+
+	// Env is "env" merged by precedence (a higher file's value for a name wins).
+	Env map[string]string
+
+	// Warnings are every file's warnings, in configuration order.
+	Warnings []Warning
+
+	all      []*Handler
+	byEvent  map[string]*eventIndex
+	reasons  map[*Handler]string
+	urlGlobs []urlGlob
+}
+
+// eventIndex is one event's precompiled handler list.
+type eventIndex struct {
+	all   []*Handler  // every handler of the event, configuration order
+	cands []candidate // those that can run under this snapshot's governance
+	nkeys int         // distinct dedup keys among cands
+	// static: no candidate has a matcher that can fail or an `if`, so Match's answer
+	// does not depend on the query and is precomputed.
+	static               bool
+	staticRun, staticNot []*Handler
+}
+
+type candidate struct {
+	h      *Handler
+	key    int  // dense dedup key index
+	notRun bool // matched handlers hookd reports but does not run
+}
+
+// Query is one event to match.
+type Query struct {
+	Event *events.Event
+	// MatchValue is the value of the event's matcher field (tool_name, source, …); for
+	// MatchBasename events the full value, whose base name is compared.
+	MatchValue string
+	// Tool is the tool call, for `if` filters; nil for non-tool events.
+	Tool *rules.Call
+}
+
+// Empty returns the seed snapshot: no files, no hooks, no rules.
+func Empty() *Snapshot { return Compile(nil) }
+
+// Compile builds a snapshot from files in configuration order (Sources.Files order); nil
+// entries (absent files) are skipped.
+func Compile(files []*File) *Snapshot {
+	s := &Snapshot{byEvent: map[string]*eventIndex{}, reasons: map[*Handler]string{}}
+	for _, f := range files {
+		if f != nil {
+			s.Files = append(s.Files, f)
+		}
+	}
+	s.Revision = revision(s.Files)
+
+	// Governance (spec §7). disableAllHooks: the highest-precedence file that sets it
+	// wins; among files of equal rank the later one (drop-ins override the base file,
+	// later --settings files earlier ones).
+	disableRank, disableFrom := -1, ""
+	var disableManaged bool
+	for _, f := range s.Files {
+		st := f.Settings
+		if st == nil {
+			continue
+		}
+		if st.DisableAllHooks != nil && f.Ref.precedence() >= disableRank {
+			disableRank = f.Ref.precedence()
+			s.DisableAllHooks = *st.DisableAllHooks
+			disableManaged = f.Ref.Managed()
+			disableFrom = f.Ref.Path
+		}
+		if f.Ref.Managed() {
+			if st.AllowManagedHooksOnly != nil && *st.AllowManagedHooksOnly {
+				s.ManagedOnly = true
+			}
+			if st.AllowManagedPermissionRulesOnly != nil && *st.AllowManagedPermissionRulesOnly {
+				s.ManagedRulesOnly = true
+			}
+		}
+		if st.AllowedHTTPHookURLs != nil {
+			s.AllowedHTTPURLsSet = true
+			s.AllowedHTTPURLs = appendUnique(s.AllowedHTTPURLs, st.AllowedHTTPHookURLs...)
+		}
+		if st.HTTPHookAllowedEnvVars != nil {
+			s.HTTPAllowedEnvVarsSet = true
+			s.HTTPAllowedEnvVars = appendUnique(s.HTTPAllowedEnvVars, st.HTTPHookAllowedEnvVars...)
+		}
+		s.Warnings = append(s.Warnings, f.Warnings...)
+	}
+	s.DisableManagedToo = s.DisableAllHooks && disableManaged
+	if s.AllowedHTTPURLs == nil && s.AllowedHTTPURLsSet {
+		s.AllowedHTTPURLs = []string{}
+	}
+	for _, p := range s.AllowedHTTPURLs {
+		s.urlGlobs = append(s.urlGlobs, compileURLGlob(p))
+	}
+
+	// env: apply files from lowest to highest precedence so the higher value wins.
+	byRank := append([]*File(nil), s.Files...)
+	sort.SliceStable(byRank, func(i, j int) bool { return byRank[i].Ref.precedence() < byRank[j].Ref.precedence() })
+	for _, f := range byRank {
+		if f.Settings == nil || f.Settings.Env == nil {
+			continue
+		}
+		if s.Env == nil {
+			s.Env = map[string]string{}
+		}
+		for k, v := range f.Settings.Env {
+			s.Env[k] = v
+		}
+	}
+
+	// Permission rules, pooled (spec §8).
+	var pooled []*rules.Rule
+	for _, f := range s.Files {
+		if s.ManagedRulesOnly && !f.Ref.Managed() {
+			continue
+		}
+		pooled = append(pooled, f.Rules...)
+	}
+	s.Rules = rules.NewSet(pooled)
+
+	// Handlers per event, configuration order.
+	keyIDs := map[string]map[string]int{}
+	for _, f := range s.Files {
+		for _, h := range f.Handlers {
+			name := h.Event.Name
+			ix := s.byEvent[name]
+			if ix == nil {
+				ix = &eventIndex{}
+				s.byEvent[name] = ix
+				keyIDs[name] = map[string]int{}
+			}
+			ix.all = append(ix.all, h)
+			s.all = append(s.all, h)
+
+			reason, blocked := s.reason(h, disableFrom)
+			if reason != "" {
+				s.reasons[h] = reason
+			}
+			if blocked {
+				continue
+			}
+			k, ok := keyIDs[name][h.Key]
+			if !ok {
+				k = len(keyIDs[name])
+				keyIDs[name][h.Key] = k
+			}
+			ix.cands = append(ix.cands, candidate{h: h, key: k, notRun: reason != ""})
+		}
+	}
+	for name, ix := range s.byEvent {
+		ix.nkeys = len(keyIDs[name])
+		ix.static = true
+		for _, c := range ix.cands {
+			if c.h.If != nil || !c.h.Matcher.MatchesAll() {
+				ix.static = false
+				break
+			}
+		}
+		if ix.static {
+			run, not := s.match(ix, "", nil)
+			ix.staticRun, ix.staticNot = run[:len(run):len(run)], not[:len(not):len(not)]
+		}
+	}
+	return s
+}
+
+// reason says why h would not run under this snapshot. blocked handlers never run and are
+// not reported by Match (disabled by governance, or `if` on a non-tool event); the others
+// (types hookd cannot run, URLs outside the allowlist) are returned by Match as notRun.
+func (s *Snapshot) reason(h *Handler, disableFrom string) (reason string, blocked bool) {
+	managed := h.Source == KindManaged
+	switch {
+	case s.DisableManagedToo:
+		return "disableAllHooks is set in managed settings (" + disableFrom + "): no hooks run", true
+	case s.DisableAllHooks && !managed:
+		return "disableAllHooks is set (" + disableFrom + "): only managed hooks run", true
+	case s.ManagedOnly && !managed:
+		return "allowManagedHooksOnly is set in managed settings: only managed hooks run", true
+	case h.If != nil && !h.Event.ToolEvent:
+		return fmt.Sprintf("\"if\" is evaluated only on tool events; never runs on %s", h.Event.Name), true
+	case !h.Runnable:
+		return fmt.Sprintf("%s hooks need the harness (hookd runs command and http hooks); not run", h.Type), false
+	case h.Type == events.HTTP && s.AllowedHTTPURLsSet && !s.urlAllowed(h.URL):
+		return fmt.Sprintf("url %s does not match allowedHttpHookUrls; not run", h.URL), false
+	}
+	return "", false
+}
+
+// Reason says why h does not run when its event matches: "" when it runs. Useful for
+// status output and for the notRun handlers Match returns.
+func (s *Snapshot) Reason(h *Handler) string {
+	if s == nil {
+		return ""
+	}
+	return s.reasons[h]
+}
+
+// Match returns the handlers of q.Event that match q, in configuration order and
+// deduplicated (identical handlers — same Key — run once; the first in configuration
+// order is kept, spec §3.5 and §12): run are the ones hookd runs, notRun the ones it
+// reports without running (see Reason). The returned slices must be treated as read-only.
+//
+// The group matcher is tested against q.MatchValue (its base name for MatchBasename
+// events; not at all for events without a matcher field). A handler with `if` runs only
+// when its rule matches q.Tool; when the caller has no tool call to offer (q.Tool nil) on
+// a tool event, the handler runs: a guard that cannot be evaluated is not skipped.
+func (s *Snapshot) Match(q Query) (run []*Handler, notRun []*Handler) {
+	if s == nil || q.Event == nil {
+		return nil, nil
+	}
+	ix := s.byEvent[q.Event.Name]
+	if ix == nil {
+		return nil, nil
+	}
+	if ix.static {
+		return ix.staticRun, ix.staticNot
+	}
+	value := q.MatchValue
+	if q.Event.MatchBasename && value != "" {
+		value = baseName(value)
+	}
+	return s.match(ix, value, q.Tool)
+}
+
+func (s *Snapshot) match(ix *eventIndex, value string, tool *rules.Call) (run, notRun []*Handler) {
+	var buf [4]uint64 // 256 distinct handlers per event without allocating
+	seen := buf[:]
+	if ix.nkeys > len(buf)*64 {
+		seen = make([]uint64, (ix.nkeys+63)/64)
+	}
+	for _, c := range ix.cands {
+		h := c.h
+		if !h.Matcher.Match(value) {
+			continue
+		}
+		if h.If != nil && tool != nil && !h.If.Matches(*tool) {
+			continue
+		}
+		w, bit := c.key/64, uint64(1)<<(c.key%64)
+		if seen[w]&bit != 0 {
+			continue
+		}
+		seen[w] |= bit
+		if c.notRun {
+			notRun = append(notRun, h)
+		} else {
+			run = append(run, h)
+		}
+	}
+	return run, notRun
+}
+
+// baseName is the last element of a path in either separator style (FileChanged matches
+// the changed file's base name; payloads may carry Windows paths).
+func baseName(p string) string {
+	p = strings.TrimRight(p, `/\`)
+	if i := strings.LastIndexAny(p, `/\`); i >= 0 {
+		return p[i+1:]
+	}
+	return filepath.Base(p)
+}
+
+// HandlersFor returns every handler of event in configuration order — including those
+// that would not run (see Reason) — for status and diffs. Read-only.
+func (s *Snapshot) HandlersFor(event string) []*Handler {
+	if s == nil {
+		return nil
+	}
+	if ix := s.byEvent[event]; ix != nil {
+		return ix.all
+	}
+	return nil
+}
+
+// Handlers returns every handler of every file in configuration order. Read-only.
+func (s *Snapshot) Handlers() []*Handler {
+	if s == nil {
+		return nil
+	}
+	return s.all
+}
+
+// EnvVarsFor returns the environment variables h may interpolate into its headers: its
+// own allowedEnvVars, narrowed to httpHookAllowedEnvVars when that key is set (spec §4.2).
+func (s *Snapshot) EnvVarsFor(h *Handler) []string {
+	if !s.HTTPAllowedEnvVarsSet {
+		return h.AllowedEnvVars
+	}
+	var out []string
+	for _, v := range h.AllowedEnvVars {
+		for _, a := range s.HTTPAllowedEnvVars {
+			if v == a {
+				out = append(out, v)
+				break
+			}
+		}
+	}
+	return out
+}
+
+// URLAllowed reports whether an HTTP hook may target url under allowedHttpHookUrls.
+func (s *Snapshot) URLAllowed(url string) bool {
+	return !s.AllowedHTTPURLsSet || s.urlAllowed(url)
+}
+
+func (s *Snapshot) urlAllowed(url string) bool {
+	for _, g := range s.urlGlobs {
+		if g.match(url) {
+			return true
+		}
+	}
+	return false
+}
+
+// urlGlob is an allowedHttpHookUrls pattern: literal text with "*" matching any run of
+// characters (including "/"), anchored at both ends.
+type urlGlob []string
+
+func compileURLGlob(p string) urlGlob { return strings.Split(p, "*") }
+
+func (g urlGlob) match(s string) bool {
+	if len(g) == 1 {
+		return s == g[0]
+	}
+	if !strings.HasPrefix(s, g[0]) {
+		return false
+	}
+	s = s[len(g[0]):]
+	last := g[len(g)-1]
+	for _, part := range g[1 : len(g)-1] {
+		i := strings.Index(s, part)
+		if i < 0 {
+			return false
+		}
+		s = s[i+len(part):]
+	}
+	return len(s) >= len(last) && strings.HasSuffix(s, last)
+}
+
+func appendUnique(dst []string, xs ...string) []string {
+outer:
+	for _, x := range xs {
+		for _, d := range dst {
+			if d == x {
+				continue outer
+			}
+		}
+		dst = append(dst, x)
+	}
+	return dst
+}
+
+// revision hashes (path, hash) of every file, in order.
+func revision(files []*File) string {
+	if len(files) == 0 {
+		return ""
+	}
+	h := sha256.New()
+	for _, f := range files {
+		fmt.Fprintf(h, "%s\x00%s\n", f.Ref.Path, f.Hash)
+	}
+	return hex.EncodeToString(h.Sum(nil))
+}

@@ -1,0 +1,234 @@
+package configs
+
+import (
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+)
+
+// Kind is where a settings file sits in Claude Code's hierarchy (spec §7).
+type Kind string
+
+// Kinds of settings files.
+const (
+	KindManaged Kind = "managed" // managed-settings.json and managed-settings.d/*.json
+	KindUser    Kind = "user"    // ~/.claude/settings.json
+	KindProject Kind = "project" // <project>/.claude/settings.json
+	KindLocal   Kind = "local"   // <project>/.claude/settings.local.json
+	KindFlag    Kind = "flag"    // --settings files
+	// KindHookd is a file hookd owns: hooks moved out of a Claude Code settings file so
+	// that Claude Code no longer runs them itself. Its FileRef.Origin names the file the
+	// hooks came from, and they keep that file's standing (precedence, managed or not).
+	KindHookd Kind = "hookd"
+)
+
+// DefaultManagedDir is the Linux/WSL location of managed settings (spec §7).
+const DefaultManagedDir = "/etc/claude-code"
+
+// FileRef names one candidate settings file.
+type FileRef struct {
+	Path string
+	Kind Kind
+	// Origin is the label used in status and audit records; "" means Kind. hookd-owned
+	// files holding hooks moved out of a Claude Code file claim the original source here.
+	Origin Kind
+}
+
+// Source returns the label the file's hooks and rules carry: Origin, or Kind when Origin
+// is empty. Precedence and "is this managed?" are decided by it, so moving a hook into a
+// hookd-owned file never changes its standing.
+func (r FileRef) Source() Kind {
+	if r.Origin != "" {
+		return r.Origin
+	}
+	return r.Kind
+}
+
+// Managed reports whether the file speaks with managed authority.
+func (r FileRef) Managed() bool { return r.Source() == KindManaged }
+
+// precedence ranks sources for scalar settings (spec §7: managed > command line > local >
+// project > user). hookd-owned files rank as their Origin; an unlabelled one as a flag file.
+func (r FileRef) precedence() int {
+	switch r.Source() {
+	case KindManaged:
+		return 5
+	case KindFlag, KindHookd:
+		return 4
+	case KindLocal:
+		return 3
+	case KindProject:
+		return 2
+	case KindUser:
+		return 1
+	}
+	return 0
+}
+
+// base is the directory that "/x" permission-rule patterns are relative to (spec §8):
+// project and local settings → the project root; user → the user dir (~/.claude);
+// managed → the managed dir (also for managed-settings.d drop-ins); --settings and
+// hookd-owned files → the file's own directory. It follows where the file physically is
+// (Kind), not its label.
+func (r FileRef) base() string {
+	dir := filepath.Dir(r.Path)
+	switch r.Kind {
+	case KindProject, KindLocal:
+		if filepath.Base(dir) == ".claude" {
+			return filepath.Dir(dir)
+		}
+	case KindManaged:
+		if filepath.Base(dir) == managedDropIns {
+			return filepath.Dir(dir)
+		}
+	}
+	return dir
+}
+
+const (
+	managedFile    = "managed-settings.json"
+	managedDropIns = "managed-settings.d"
+)
+
+// Sources locates the settings files of one project.
+type Sources struct {
+	// ManagedDir holds managed-settings.json and managed-settings.d/*.json; "" means
+	// DefaultManagedDir.
+	ManagedDir string
+	// UserDir holds the user's settings.json; "" means Home/.claude.
+	UserDir string
+	// ProjectDir is the project root: <ProjectDir>/.claude/settings.json (project) and
+	// <ProjectDir>/.claude/settings.local.json (local). "" means no project files.
+	ProjectDir string
+	// Extra are --settings files (Kind flag) and hookd-owned files, in that order of
+	// configuration.
+	Extra []FileRef
+	Home  string
+}
+
+func (s Sources) managedDir() string {
+	if s.ManagedDir != "" {
+		return s.ManagedDir
+	}
+	return DefaultManagedDir
+}
+
+func (s Sources) userDir() string {
+	if s.UserDir != "" {
+		return s.UserDir
+	}
+	if s.Home == "" {
+		return ""
+	}
+	return filepath.Join(s.Home, ".claude")
+}
+
+// ManagedDropInDir is the managed-settings.d directory. The daemon watches it even when
+// it does not exist yet, because a drop-in may appear at any time.
+func (s Sources) ManagedDropInDir() string { return filepath.Join(s.managedDir(), managedDropIns) }
+
+// Files returns every candidate settings file in configuration order: the managed file,
+// the managed drop-ins (alphabetical), user, project, local, then Extra. Files that do not
+// exist are listed too, so the daemon can watch for them; LoadFile reports them absent.
+// Drop-ins are the only entries that depend on the disk: the *.json files present in
+// managed-settings.d now (hidden files, such as editor swap files, are skipped).
+func (s Sources) Files() []FileRef {
+	md := s.managedDir()
+	out := []FileRef{{Path: filepath.Join(md, managedFile), Kind: KindManaged}}
+	for _, name := range dropIns(s.ManagedDropInDir()) {
+		out = append(out, FileRef{Path: filepath.Join(s.ManagedDropInDir(), name), Kind: KindManaged})
+	}
+	if ud := s.userDir(); ud != "" {
+		out = append(out, FileRef{Path: filepath.Join(ud, "settings.json"), Kind: KindUser})
+	}
+	if s.ProjectDir != "" {
+		cd := filepath.Join(s.ProjectDir, ".claude")
+		out = append(out,
+			FileRef{Path: filepath.Join(cd, "settings.json"), Kind: KindProject},
+			FileRef{Path: filepath.Join(cd, "settings.local.json"), Kind: KindLocal})
+	}
+	for _, e := range s.Extra {
+		if e.Kind == "" {
+			e.Kind = KindFlag
+		}
+		out = append(out, e)
+	}
+	return out
+}
+
+// WatchDirs returns the directories the daemon should watch to see every file of Files
+// appear, change or vanish (editors save by rename, so watch directories, not files),
+// including managed-settings.d. Sorted, without duplicates.
+func (s Sources) WatchDirs() []string {
+	seen := map[string]bool{s.ManagedDropInDir(): true}
+	for _, f := range s.Files() {
+		seen[filepath.Dir(f.Path)] = true
+	}
+	out := make([]string, 0, len(seen))
+	for d := range seen {
+		out = append(out, d)
+	}
+	sort.Strings(out)
+	return out
+}
+
+// dropIns lists the *.json files of dir in alphabetical (byte) order.
+func dropIns(dir string) []string {
+	ents, err := os.ReadDir(dir)
+	if err != nil {
+		return nil
+	}
+	var names []string
+	for _, e := range ents {
+		n := e.Name()
+		if strings.HasPrefix(n, ".") || !strings.HasSuffix(n, ".json") || e.IsDir() {
+			continue
+		}
+		names = append(names, n)
+	}
+	sort.Strings(names) // ReadDir sorts already; keep the order explicit
+	return names
+}
+
+// ProjectDirFor finds the project root for a session whose working directory is cwd, for
+// callers that did not send CLAUDE_PROJECT_DIR. Walking up from cwd (cwd included), it
+// returns the first directory that has .claude/settings.json or .claude/settings.local.json;
+// failing that, the first that has .git (a directory, or a file in worktrees); failing
+// that, cwd. $HOME itself and / are never chosen by either walk: ~/.claude/settings.json
+// is the user file, not a project file, and a dotfiles repository at $HOME must not turn
+// every directory below it into one project.
+func ProjectDirFor(cwd, home string) string {
+	if cwd == "" {
+		return ""
+	}
+	if abs, err := filepath.Abs(cwd); err == nil {
+		cwd = abs
+	}
+	cwd = filepath.Clean(cwd)
+	if home != "" {
+		home = filepath.Clean(home)
+	}
+	skip := func(d string) bool { return d == home || d == filepath.Dir(d) }
+	exists := func(p string) bool { _, err := os.Stat(p); return err == nil }
+	isFile := func(p string) bool { fi, err := os.Stat(p); return err == nil && fi.Mode().IsRegular() }
+
+	gitRoot := ""
+	for d := cwd; ; d = filepath.Dir(d) {
+		if !skip(d) {
+			if isFile(filepath.Join(d, ".claude", "settings.json")) || isFile(filepath.Join(d, ".claude", "settings.local.json")) {
+				return d
+			}
+			if gitRoot == "" && exists(filepath.Join(d, ".git")) {
+				gitRoot = d
+			}
+		}
+		if d == filepath.Dir(d) {
+			break
+		}
+	}
+	if gitRoot != "" {
+		return gitRoot
+	}
+	return cwd
+}

@@ -1,0 +1,182 @@
+package configs
+
+import (
+	"os"
+	"path/filepath"
+	"reflect"
+	"testing"
+)
+
+// write creates path (and its parents) with content.
+func write(t testing.TB, path, content string) string {
+	t.Helper()
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(path, []byte(content), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return path
+}
+
+func mkdir(t testing.TB, path string) string {
+	t.Helper()
+	if err := os.MkdirAll(path, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	return path
+}
+
+func TestSourcesFilesOrder(t *testing.T) {
+	root := t.TempDir()
+	managed := filepath.Join(root, "etc")
+	home := filepath.Join(root, "home")
+	proj := filepath.Join(root, "proj")
+	// Drop-ins: alphabetical, *.json only, hidden files and directories skipped.
+	for _, n := range []string{"20-b.json", "10-a.json", "30-c.txt", ".swap.json", "05-Z.json"} {
+		write(t, filepath.Join(managed, "managed-settings.d", n), "{}")
+	}
+	mkdir(t, filepath.Join(managed, "managed-settings.d", "00-dir.json"))
+
+	src := Sources{
+		ManagedDir: managed,
+		Home:       home,
+		ProjectDir: proj,
+		Extra: []FileRef{
+			{Path: filepath.Join(root, "flag.json")}, // Kind defaults to flag
+			{Path: filepath.Join(root, "hookd", "moved.json"), Kind: KindHookd, Origin: KindProject},
+		},
+	}
+	got := src.Files()
+	want := []FileRef{
+		{Path: filepath.Join(managed, "managed-settings.json"), Kind: KindManaged},
+		{Path: filepath.Join(managed, "managed-settings.d", "05-Z.json"), Kind: KindManaged},
+		{Path: filepath.Join(managed, "managed-settings.d", "10-a.json"), Kind: KindManaged},
+		{Path: filepath.Join(managed, "managed-settings.d", "20-b.json"), Kind: KindManaged},
+		{Path: filepath.Join(home, ".claude", "settings.json"), Kind: KindUser},
+		{Path: filepath.Join(proj, ".claude", "settings.json"), Kind: KindProject},
+		{Path: filepath.Join(proj, ".claude", "settings.local.json"), Kind: KindLocal},
+		{Path: filepath.Join(root, "flag.json"), Kind: KindFlag},
+		{Path: filepath.Join(root, "hookd", "moved.json"), Kind: KindHookd, Origin: KindProject},
+	}
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("Files():\n got %v\nwant %v", got, want)
+	}
+
+	dirs := src.WatchDirs()
+	wantDirs := []string{
+		root, filepath.Join(root, "hookd"), managed, filepath.Join(managed, "managed-settings.d"),
+		filepath.Join(home, ".claude"), filepath.Join(proj, ".claude"),
+	}
+	for _, d := range wantDirs {
+		found := false
+		for _, g := range dirs {
+			found = found || g == d
+		}
+		if !found {
+			t.Errorf("WatchDirs() = %v, missing %s", dirs, d)
+		}
+	}
+}
+
+func TestSourcesFilesDefaults(t *testing.T) {
+	tests := []struct {
+		name string
+		src  Sources
+		want []FileRef
+	}{
+		{"defaults", Sources{Home: "/nonexistent/h"}, []FileRef{
+			{Path: "/etc/claude-code/managed-settings.json", Kind: KindManaged},
+			{Path: "/nonexistent/h/.claude/settings.json", Kind: KindUser},
+		}},
+		{"explicit user dir, project", Sources{ManagedDir: "/nonexistent/m", UserDir: "/u", ProjectDir: "/p"}, []FileRef{
+			{Path: "/nonexistent/m/managed-settings.json", Kind: KindManaged},
+			{Path: "/u/settings.json", Kind: KindUser},
+			{Path: "/p/.claude/settings.json", Kind: KindProject},
+			{Path: "/p/.claude/settings.local.json", Kind: KindLocal},
+		}},
+		{"no home, no user file", Sources{ManagedDir: "/nonexistent/m"}, []FileRef{
+			{Path: "/nonexistent/m/managed-settings.json", Kind: KindManaged},
+		}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if got := tt.src.Files(); !reflect.DeepEqual(got, tt.want) {
+				t.Errorf("got %v, want %v", got, tt.want)
+			}
+		})
+	}
+}
+
+func TestProjectDirFor(t *testing.T) {
+	root := t.TempDir()
+	home := mkdir(t, filepath.Join(root, "home", "u"))
+	// home itself has settings and .git (dotfiles): never chosen.
+	write(t, filepath.Join(home, ".claude", "settings.json"), "{}")
+	mkdir(t, filepath.Join(home, ".git"))
+
+	withSettings := filepath.Join(home, "a")
+	write(t, filepath.Join(withSettings, ".claude", "settings.json"), "{}")
+	mkdir(t, filepath.Join(withSettings, "sub", "repo", ".git")) // nested repo below settings
+
+	localOnly := filepath.Join(home, "b")
+	write(t, filepath.Join(localOnly, ".claude", "settings.local.json"), "{}")
+
+	gitOnly := filepath.Join(home, "c")
+	mkdir(t, filepath.Join(gitOnly, ".git"))
+	mkdir(t, filepath.Join(gitOnly, "deep", "er"))
+
+	worktree := filepath.Join(home, "d")
+	write(t, filepath.Join(worktree, ".git"), "gitdir: /elsewhere\n") // .git file
+	mkdir(t, filepath.Join(worktree, "x"))
+
+	claudeDirNoSettings := filepath.Join(home, "e")
+	mkdir(t, filepath.Join(claudeDirNoSettings, ".claude", "agents"))
+	mkdir(t, filepath.Join(claudeDirNoSettings, "y"))
+
+	plain := mkdir(t, filepath.Join(home, "plain", "dir"))
+	outside := mkdir(t, filepath.Join(root, "elsewhere", "z"))
+
+	tests := []struct {
+		name, cwd, want string
+	}{
+		{"settings in cwd", withSettings, withSettings},
+		{"settings above, nested git below wins not", filepath.Join(withSettings, "sub", "repo"), withSettings},
+		{"local settings only", localOnly, localOnly},
+		{"git root", filepath.Join(gitOnly, "deep", "er"), gitOnly},
+		{"git file (worktree)", filepath.Join(worktree, "x"), worktree},
+		{".claude without settings is not a project", filepath.Join(claudeDirNoSettings, "y"), filepath.Join(claudeDirNoSettings, "y")},
+		{"nothing found: cwd (home's own settings and .git ignored)", plain, plain},
+		{"home itself", home, home},
+		{"outside home", outside, outside},
+		{"unclean path", plain + "/../dir/", plain},
+		{"empty", "", ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if got := ProjectDirFor(tt.cwd, home); got != tt.want {
+				t.Errorf("ProjectDirFor(%q) = %q, want %q", tt.cwd, got, tt.want)
+			}
+		})
+	}
+}
+
+func TestFileRefBase(t *testing.T) {
+	tests := []struct {
+		ref  FileRef
+		want string
+	}{
+		{FileRef{Path: "/p/.claude/settings.json", Kind: KindProject}, "/p"},
+		{FileRef{Path: "/p/.claude/settings.local.json", Kind: KindLocal}, "/p"},
+		{FileRef{Path: "/h/.claude/settings.json", Kind: KindUser}, "/h/.claude"},
+		{FileRef{Path: "/etc/claude-code/managed-settings.json", Kind: KindManaged}, "/etc/claude-code"},
+		{FileRef{Path: "/etc/claude-code/managed-settings.d/10.json", Kind: KindManaged}, "/etc/claude-code"},
+		{FileRef{Path: "/x/flag.json", Kind: KindFlag}, "/x"},
+		{FileRef{Path: "/s/hookd/moved.json", Kind: KindHookd, Origin: KindProject}, "/s/hookd"},
+	}
+	for _, tt := range tests {
+		if got := tt.ref.base(); got != tt.want {
+			t.Errorf("%v.base() = %q, want %q", tt.ref, got, tt.want)
+		}
+	}
+}
