@@ -1,0 +1,323 @@
+package configs
+
+import (
+	_ "embed"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"reflect"
+	"strings"
+
+	"github.com/hookd/hookd/events"
+)
+
+// DaemonConfig is hookd's own configuration. It lives in hookd's own file, never in a
+// Claude Code settings file (Claude Code ignores a whole settings file that has a key it
+// does not know, spec §12).
+type DaemonConfig struct {
+	// Mode is "parallel" (default; Claude Code's behaviour, spec §3.5) or "sequential": a
+	// pipeline in configured order where the first deny stops it and each hook sees the
+	// previous hook's updatedInput.
+	Mode string `json:"mode"`
+	// Hooks are per-hook settings, matched by exact command string or handler ID.
+	Hooks []HookOverride `json:"hooks"`
+	// Prewarm is the global default for prewarming hook processes.
+	Prewarm *bool       `json:"prewarm"`
+	Audit   AuditConfig `json:"audit"`
+	// MaxRequestBytes limits one request line on the socket.
+	MaxRequestBytes int `json:"max_request_bytes"`
+	// OutputCapBytes caps what is read from each of a hook's stdout and stderr.
+	OutputCapBytes int `json:"output_cap_bytes"`
+	// Settings are extra settings files, like Claude Code's --settings. Relative paths are
+	// resolved against the config file's directory, "~/" against the home directory.
+	Settings []string `json:"settings"`
+
+	// Path is the file the config was loaded from; "" for the embedded default.
+	Path string `json:"-"`
+}
+
+// HookOverride is hookd-specific behaviour for the handlers it matches.
+type HookOverride struct {
+	// Match is a handler's command string (as written, or its exec-form command line) or
+	// its ID, compared exactly.
+	Match string `json:"match"`
+	// Mode is "parallel" or "sequential" for this hook; "" inherits DaemonConfig.Mode.
+	Mode    string `json:"mode,omitempty"`
+	Prewarm *bool  `json:"prewarm,omitempty"`
+	// Worker runs the hook as a long-lived worker process.
+	Worker *bool `json:"worker,omitempty"`
+	// OnTimeout is "ignore" (Claude Code's behaviour: a timeout is no decision, spec §4.1)
+	// or "deny" (fail closed); "" means ignore.
+	OnTimeout string `json:"on_timeout,omitempty"`
+}
+
+// AuditConfig configures the decision log.
+type AuditConfig struct {
+	Enabled       *bool      `json:"enabled"` // nil means true
+	Path          string     `json:"path"`    // "" means the daemon's state directory
+	Fsync         string     `json:"fsync"`   // "always" | "batch" | "never"
+	MaxSizeMB     int        `json:"max_size_mb"`
+	Retain        int        `json:"retain"`
+	Mask          []MaskRule `json:"mask"`
+	MaxFieldBytes int        `json:"max_field_bytes"`
+}
+
+// IsEnabled reports whether auditing is on (the default).
+func (a AuditConfig) IsEnabled() bool { return a.Enabled == nil || *a.Enabled }
+
+// MaskRule hides one field of recorded payloads.
+type MaskRule struct {
+	Path   string `json:"path"`   // dotted path, e.g. "tool_input.content"
+	Action string `json:"action"` // "hash" | "drop"
+}
+
+// Daemon modes and override values.
+const (
+	ModeParallel    = "parallel"
+	ModeSequential  = "sequential"
+	OnTimeoutIgnore = "ignore"
+	OnTimeoutDeny   = "deny"
+)
+
+//go:embed default.json
+var defaultConfigJSON []byte
+
+// DefaultDaemonConfig returns a fresh copy of the embedded default configuration.
+func DefaultDaemonConfig() *DaemonConfig {
+	c := &DaemonConfig{}
+	if err := decodeDaemonConfig(c, "default.json", defaultConfigJSON); err != nil {
+		// default.json is part of the binary and covered by tests; reaching this is a
+		// build defect, not a configuration problem.
+		panic("configs: embedded default.json: " + err.Error())
+	}
+	return c
+}
+
+// LoadDaemonConfig loads hookd's configuration from path, on top of the defaults (a key
+// the file leaves out keeps its default). An empty path or a missing file yields the
+// embedded default. Decoding is strict: unknown keys and wrong types are errors naming
+// the field, line and column.
+func LoadDaemonConfig(path string) (*DaemonConfig, error) {
+	c := DefaultDaemonConfig()
+	if path == "" {
+		return c, nil
+	}
+	data, err := os.ReadFile(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return c, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("load config %s: %w", path, err)
+	}
+	if err := decodeDaemonConfig(c, path, data); err != nil {
+		return nil, err
+	}
+	c.Path = path
+	home, _ := os.UserHomeDir()
+	for i, s := range c.Settings {
+		s = expandHome(s, home)
+		if !filepath.IsAbs(s) {
+			s = filepath.Join(filepath.Dir(path), s)
+		}
+		c.Settings[i] = s
+	}
+	return c, nil
+}
+
+func decodeDaemonConfig(c *DaemonConfig, path string, data []byte) error {
+	root, _, err := parseJSON(data)
+	if err != nil {
+		fe := &FileError{File: path, Err: fmt.Errorf("invalid JSON: %w", err)}
+		var se *jsonSyntaxError
+		if errors.As(err, &se) {
+			fe.Line, fe.Col = lineCol(data, se.off)
+		}
+		return fe
+	}
+	sd := &strictDecoder{path: path, data: data}
+	if err := sd.decode(root, "", reflect.ValueOf(c).Elem()); err != nil {
+		return err
+	}
+	return c.validate(path, sd)
+}
+
+func (c *DaemonConfig) validate(path string, sd *strictDecoder) error {
+	bad := func(field, format string, args ...any) error {
+		e := &FileError{File: path, Field: field, Err: fmt.Errorf(format, args...)}
+		if n := sd.at[field]; n != nil {
+			e.Line, e.Col = lineCol(sd.data, n.start)
+		}
+		return e
+	}
+	if c.Mode != ModeParallel && c.Mode != ModeSequential {
+		return bad("mode", "must be %q or %q (found %q)", ModeParallel, ModeSequential, c.Mode)
+	}
+	for i, o := range c.Hooks {
+		f := fmt.Sprintf("hooks[%d]", i)
+		if o.Match == "" {
+			return bad(f+".match", "missing (a command string or handler ID)")
+		}
+		if o.Mode != "" && o.Mode != ModeParallel && o.Mode != ModeSequential {
+			return bad(f+".mode", "must be %q or %q (found %q)", ModeParallel, ModeSequential, o.Mode)
+		}
+		if o.OnTimeout != "" && o.OnTimeout != OnTimeoutIgnore && o.OnTimeout != OnTimeoutDeny {
+			return bad(f+".on_timeout", "must be %q or %q (found %q)", OnTimeoutIgnore, OnTimeoutDeny, o.OnTimeout)
+		}
+	}
+	switch c.Audit.Fsync {
+	case "always", "batch", "never":
+	default:
+		return bad("audit.fsync", "must be \"always\", \"batch\" or \"never\" (found %q)", c.Audit.Fsync)
+	}
+	for i, m := range c.Audit.Mask {
+		f := fmt.Sprintf("audit.mask[%d]", i)
+		if m.Path == "" {
+			return bad(f+".path", "missing (a dotted path such as tool_input.content)")
+		}
+		if m.Action != "hash" && m.Action != "drop" {
+			return bad(f+".action", "must be \"hash\" or \"drop\" (found %q)", m.Action)
+		}
+	}
+	for field, v := range map[string]int{
+		"audit.max_size_mb": c.Audit.MaxSizeMB, "audit.max_field_bytes": c.Audit.MaxFieldBytes,
+		"max_request_bytes": c.MaxRequestBytes, "output_cap_bytes": c.OutputCapBytes,
+	} {
+		if v <= 0 {
+			return bad(field, "must be positive (found %d)", v)
+		}
+	}
+	if c.Audit.Retain < 0 {
+		return bad("audit.retain", "must not be negative (found %d)", c.Audit.Retain)
+	}
+	for i, s := range c.Settings {
+		if s == "" {
+			return bad(fmt.Sprintf("settings[%d]", i), "empty path")
+		}
+	}
+	return nil
+}
+
+// Override returns the per-hook settings for h: the first entry whose match equals h's ID,
+// else the first whose match equals its command (as written or as a command line), else
+// the zero value.
+func (c *DaemonConfig) Override(h *Handler) HookOverride {
+	if c == nil || h == nil {
+		return HookOverride{}
+	}
+	for _, o := range c.Hooks {
+		if o.Match == h.ID {
+			return o
+		}
+	}
+	if h.Type == events.Command {
+		line := h.CommandLine()
+		for _, o := range c.Hooks {
+			if o.Match == h.Command || o.Match == line {
+				return o
+			}
+		}
+	}
+	return HookOverride{}
+}
+
+// strictDecoder decodes a JSON tree into tagged structs, rejecting unknown keys and
+// wrong types with the field path, line and column.
+type strictDecoder struct {
+	path string
+	data []byte
+	at   map[string]*jnode // field path → node, for validation messages
+}
+
+func (sd *strictDecoder) fail(n *jnode, field, format string, args ...any) *FileError {
+	e := &FileError{File: sd.path, Field: field, Err: fmt.Errorf(format, args...)}
+	if n != nil {
+		e.Line, e.Col = lineCol(sd.data, n.start)
+	}
+	return e
+}
+
+func join(prefix, key string) string {
+	if prefix == "" {
+		return key
+	}
+	return prefix + "." + key
+}
+
+func (sd *strictDecoder) decode(n *jnode, field string, v reflect.Value) error {
+	if sd.at == nil {
+		sd.at = map[string]*jnode{}
+	}
+	sd.at[field] = n
+	switch v.Kind() {
+	case reflect.Pointer:
+		if n.kind == jNull {
+			v.Set(reflect.Zero(v.Type()))
+			return nil
+		}
+		p := reflect.New(v.Type().Elem())
+		if err := sd.decode(n, field, p.Elem()); err != nil {
+			return err
+		}
+		v.Set(p)
+	case reflect.Struct:
+		if n.kind != jObject {
+			return sd.fail(n, field, "must be an object (found %s)", n.what())
+		}
+		fields := map[string]int{}
+		var names []string
+		for i := 0; i < v.NumField(); i++ {
+			tag, _, _ := strings.Cut(v.Type().Field(i).Tag.Get("json"), ",")
+			if tag == "" || tag == "-" {
+				continue
+			}
+			fields[tag] = i
+			names = append(names, tag)
+		}
+		for i, k := range n.keys {
+			fi, ok := fields[k]
+			if !ok {
+				e := sd.fail(nil, join(field, k), "unknown field (known: %s)", strings.Join(names, ", "))
+				e.Line, e.Col = lineCol(sd.data, n.keyOff[i])
+				return e
+			}
+			if err := sd.decode(n.vals[i], join(field, k), v.Field(fi)); err != nil {
+				return err
+			}
+		}
+	case reflect.Slice:
+		if n.kind != jArray {
+			return sd.fail(n, field, "must be an array (found %s)", n.what())
+		}
+		s := reflect.MakeSlice(v.Type(), len(n.elems), len(n.elems))
+		for i, e := range n.elems {
+			if err := sd.decode(e, fmt.Sprintf("%s[%d]", field, i), s.Index(i)); err != nil {
+				return err
+			}
+		}
+		v.Set(s)
+	case reflect.String:
+		if n.kind != jString {
+			return sd.fail(n, field, "must be a string (found %s)", n.what())
+		}
+		v.SetString(n.str)
+	case reflect.Bool:
+		if n.kind != jBool {
+			return sd.fail(n, field, "must be a boolean (found %s)", n.what())
+		}
+		v.SetBool(n.b)
+	case reflect.Int, reflect.Int64:
+		if n.kind != jNumber {
+			return sd.fail(n, field, "must be a number (found %s)", n.what())
+		}
+		i, err := n.num.Int64()
+		if err != nil || v.OverflowInt(i) {
+			return sd.fail(n, field, "must be a whole number (found %s)", n.num)
+		}
+		v.SetInt(i)
+	default:
+		return sd.fail(n, field, "unsupported field type %s", v.Type())
+	}
+	return nil
+}
