@@ -125,3 +125,13 @@ func TestLoadDaemonConfigErrors(t *testing.T) {
 		})
 	}
 }
+
+func TestExampleSettingsLoadClean(t *testing.T) {
+	f, err := LoadFile(FileRef{Path: filepath.Join("examples", "settings.json"), Kind: KindProject}, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(f.Warnings) != 0 || len(f.Handlers) != 5 || len(f.Rules) != 3 {
+		t.Errorf("example: %d handlers, %d rules, warnings %v", len(f.Handlers), len(f.Rules), f.Warnings)
+	}
+}
