@@ -106,6 +106,12 @@ func (c *Client) Do(ctx context.Context, req *Request, onFrame func(*Frame)) (*F
 	stop := context.AfterFunc(ctx, func() { _ = c.conn.SetDeadline(time.Unix(1, 0)) })
 	defer stop()
 	if err := c.Send(req); err != nil {
+		// The daemon may have answered and closed before reading (a refused peer): its
+		// error frame says why, which beats "broken pipe".
+		_ = c.conn.SetReadDeadline(time.Now().Add(time.Second))
+		if f, ferr := c.Next(); ferr == nil && f.Type == FrameError && f.Error != nil {
+			return f, f.Error
+		}
 		return nil, ctxErr(ctx, err)
 	}
 	for {

@@ -31,6 +31,7 @@ func TestMain(m *testing.M) {
 		os.Exit(1)
 	}
 	bins.dir = dir
+	_ = os.Chmod(dir, 0o755) // another uid runs hookc in TestOtherUsersAreRefused
 	bins.hookd = filepath.Join(dir, "hookd")
 	bins.hookc = filepath.Join(dir, "hookc")
 	root := repoRoot()
