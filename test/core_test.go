@@ -29,7 +29,9 @@ func preToolUse(hooks ...map[string]any) string {
 	return string(b)
 }
 
-func cmdHook(command string) map[string]any { return map[string]any{"type": "command", "command": command} }
+func cmdHook(command string) map[string]any {
+	return map[string]any{"type": "command", "command": command}
+}
 
 func bashPayload(e *Env, command string) string {
 	return e.Payload("PreToolUse", map[string]any{
@@ -247,12 +249,12 @@ func TestUnknownEventAndMalformedRequests(t *testing.T) {
 		return &f
 	}
 	for line, code := range map[string]string{
-		`this is not json`:                            protocol.CodeBadRequest,
-		`{"v":99,"event":{}}`:                         protocol.CodeUnsupportedVersion,
-		`{"v":1,"event":{"hook_event_name":42}}`:      protocol.CodeBadRequest,
-		`{"v":1,"event":{"session_id":"no name"}}`:    protocol.CodeBadRequest,
-		`{"v":1,"op":"event","event":[1,2,3]}`:        protocol.CodeBadRequest,
-		`{"v":1,"event":{"hook_event_name":"Stop"}}x`: protocol.CodeBadRequest,
+		`this is not json`:                                             protocol.CodeBadRequest,
+		`{"v":99,"event":{}}`:                                          protocol.CodeUnsupportedVersion,
+		`{"v":1,"event":{"hook_event_name":42}}`:                       protocol.CodeBadRequest,
+		`{"v":1,"event":{"session_id":"no name"}}`:                     protocol.CodeBadRequest,
+		`{"v":1,"op":"event","event":[1,2,3]}`:                         protocol.CodeBadRequest,
+		`{"v":1,"event":{"hook_event_name":"Stop"}}x`:                  protocol.CodeBadRequest,
 		`{"v":1,"event":{"hook_event_name":"Stop"},"event_text":"{}"}`: protocol.CodeBadRequest,
 	} {
 		f := send(line)
