@@ -233,14 +233,16 @@ func (e *Engine) Handle(ctx context.Context, req *protocol.Request, caller Calle
 		mode = "parallel"
 	}
 	var parts []events.Interpretation
+	var res *protocol.Result
 	if mode == "sequential" {
 		parts, run = e.runSequential(ctx, ev, run, hctx, snap, call, emit)
+		res = events.Merge(ev, pipelineParts(parts))
 	} else {
 		parts = e.runParallel(ctx, ev, run, hctx, emit)
+		res = events.Merge(ev, parts)
 	}
 	d.Parts, d.Handlers = parts, run
 
-	res := events.Merge(ev, parts)
 	res.DecisionID = d.ID
 	res.Revision = snap.Revision
 	res.Mode = mode
@@ -399,6 +401,28 @@ func (e *Engine) runSequential(ctx context.Context, ev *events.Event, hs []*conf
 		}
 	}
 	return parts, hs
+}
+
+// pipelineParts prepares a sequential run for Merge: each hook's updatedInput was already
+// the next hook's input, so only the last rewrite is the pipeline's result (the parallel
+// merge rule — first in configuration order — would undo the later hooks' work).
+func pipelineParts(parts []events.Interpretation) []events.Interpretation {
+	last := -1
+	for i, p := range parts {
+		if len(p.UpdatedInput) > 0 && p.Permission != string(rules.DecisionDeny) {
+			last = i
+		}
+	}
+	if last < 0 {
+		return parts
+	}
+	out := append([]events.Interpretation(nil), parts...)
+	for i := range out {
+		if i != last {
+			out[i].UpdatedInput = nil
+		}
+	}
+	return out
 }
 
 func (e *Engine) runOne(ctx context.Context, ev *events.Event, h *configs.Handler, hc hookContext, emit func(*protocol.Frame)) events.Interpretation {

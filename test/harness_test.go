@@ -378,3 +378,5 @@ func (s *syncBuffer) String() string {
 	defer s.mu.Unlock()
 	return s.b.String()
 }
+
+func readFile(p string) ([]byte, error) { return os.ReadFile(p) }
