@@ -28,7 +28,14 @@ type bashSub struct {
 	text  string   // the SplitCommand view
 	allow []string // an allow rule must match one of these, for every subcommand
 	deny  []string // a deny/ask rule matches if it matches any of these, for any subcommand
+	// denyOnly marks commands found inside a literal `sh -c '…'` or `eval
+	// '…'` argument: deny/ask rules see them, allow rules need not cover them
+	// (the outer command already had to be allowed).
+	denyOnly bool
 }
+
+// maxInnerScripts bounds recursion into sh -c / eval scripts.
+const maxInnerScripts = 4
 
 // SplitCommand splits a Bash command line into the simple commands it would
 // run, as hookd's Bash rules see them: split on &&, ||, ;, |, |&, & and
@@ -60,14 +67,64 @@ func analyzeBash(cmd string) *bashAnalysis {
 		return a
 	}
 	a.expand = expand
+	a.add(cmds, false, 0)
+	return a
+}
+
+// add appends the subcommands of cmds, then those of any literal sh -c /
+// eval scripts they run (deny-only, see bashSub.denyOnly).
+func (a *bashAnalysis) add(cmds []shCmd, denyOnly bool, depth int) {
 	for i := range cmds {
 		c := &cmds[i]
 		a.collectWrites(c.redirs)
-		if sub, ok := buildSub(c); ok {
-			a.subs = append(a.subs, sub)
+		sub, lenient, ok := buildSub(c)
+		if !ok {
+			continue
+		}
+		sub.denyOnly = denyOnly
+		a.subs = append(a.subs, sub)
+		if script, ok := innerScript(lenient); ok && depth < maxInnerScripts {
+			// An inner script that does not parse would fail in the shell
+			// too, so it is ignored rather than failing the whole command.
+			if inner, expand, err := parseShell(script); err == nil {
+				a.expand = a.expand || expand
+				a.add(inner, true, depth+1)
+			}
 		}
 	}
-	return a
+}
+
+// innerScript returns the script run by `sh|bash|zsh|dash|ksh [opts] -c
+// SCRIPT` or `eval WORDS` when it is literal (no expansions).
+func innerScript(ws []shWord) (string, bool) {
+	if len(ws) < 2 || ws[0].expand {
+		return "", false
+	}
+	switch path.Base(unquoteWord(ws[0].raw)) {
+	case "eval":
+		parts := make([]string, 0, len(ws)-1)
+		for _, w := range ws[1:] {
+			if w.expand {
+				return "", false
+			}
+			parts = append(parts, unquoteWord(w.raw))
+		}
+		return strings.Join(parts, " "), true
+	case "sh", "bash", "zsh", "dash", "ksh":
+		for i := 1; i < len(ws); i++ {
+			o := unquoteWord(ws[i].raw)
+			if !strings.HasPrefix(o, "-") || o == "-" || o == "--" {
+				return "", false
+			}
+			if !strings.HasPrefix(o, "--") && strings.Contains(o, "c") {
+				if i+1 < len(ws) && !ws[i+1].expand {
+					return unquoteWord(ws[i+1].raw), true
+				}
+				return "", false
+			}
+		}
+	}
+	return "", false
 }
 
 // collectWrites records literal output-redirection targets.
@@ -112,10 +169,11 @@ var shellKeywords = map[string]bool{
 	"fi": true, "do": true, "done": true, "while": true, "until": true, "esac": true,
 }
 
-// buildSub turns one simple command into its views. ok is false for
-// commands that run nothing (a bare "fi", a function header, a for-loop
-// header — their substitutions are separate subcommands).
-func buildSub(c *shCmd) (bashSub, bool) {
+// buildSub turns one simple command into its views, and returns its words
+// with assignments and wrappers leniently stripped. ok is false for commands
+// that run nothing (a bare "fi", a function header, a for-loop header —
+// their substitutions are separate subcommands).
+func buildSub(c *shCmd) (sub bashSub, lenientWords []shWord, ok bool) {
 	words := c.words
 	if c.funcDef {
 		words = nil
@@ -144,7 +202,7 @@ func buildSub(c *shCmd) (bashSub, bool) {
 			}
 		}
 		if !keep {
-			return bashSub{}, false
+			return bashSub{}, nil, false
 		}
 	}
 
@@ -204,9 +262,9 @@ func buildSub(c *shCmd) (bashSub, bool) {
 		s.text = render(words, c.redirs, redirAll, false)
 	}
 	if s.text == "" {
-		return bashSub{}, false
+		return bashSub{}, nil, false
 	}
-	return s, true
+	return s, lenient, true
 }
 
 type redirMode int
@@ -565,7 +623,7 @@ func (a *bashAnalysis) matchAllow(g *starGlob) bool {
 		return false
 	}
 	for i := range a.subs {
-		if !a.subs[i].allowedBy(g) {
+		if !a.subs[i].denyOnly && !a.subs[i].allowedBy(g) {
 			return false
 		}
 	}

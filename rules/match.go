@@ -222,14 +222,20 @@ func bashAllow(x *evalCtx, allow []*Rule) *Rule {
 	left := 0
 	if a != nil && a.err == nil {
 		covered = make([]bool, len(a.subs))
-		left = len(a.subs)
+		for i := range a.subs {
+			if a.subs[i].denyOnly {
+				covered[i] = true // allow rules need not cover sh -c / eval scripts
+			} else {
+				left++
+			}
+		}
 	}
 	var first *Rule
 	for _, r := range allow {
 		if !r.tool.match("Bash") {
 			continue
 		}
-		if r.spec != specBash || a == nil || a.err != nil || len(a.subs) == 0 ||
+		if r.spec != specBash || a == nil || a.err != nil || left == 0 ||
 			(!r.glob.hasStar() && r.glob.bare == nil && r.glob.literal() == a.full) {
 			if ok, _ := r.match(x, Allow); ok {
 				if first == nil {

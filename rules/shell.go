@@ -208,7 +208,7 @@ func (p *shParser) openParen() error {
 	if p.hasWords() {
 		cmd := &(*p.cmds)[p.cur]
 		if len(cmd.words) == 1 && cmd.words[0].raw == "for" && p.peek(1) == '(' {
-			return p.arith(2)
+			return p.arith(2, true)
 		}
 		// "name ( )" is a function definition header.
 		i := p.pos + 1
@@ -227,7 +227,7 @@ func (p *shParser) openParen() error {
 		return errUnexpectedOpen
 	}
 	if p.peek(1) == '(' {
-		return p.arith(2)
+		return p.arith(2, false)
 	}
 	p.pos++
 	return p.nested(')')
@@ -253,8 +253,9 @@ func (p *shParser) nested(close byte) error {
 // arith skips an arithmetic expression starting at p.pos ("((" or "$((",
 // skip = bytes before the expression). Command substitutions inside are still
 // parsed. If the parens do not close as "))" it is really a nested subshell
-// ("$( (a) )"), so fall back to parsing it as one.
-func (p *shParser) arith(skip int) error {
+// ("$( (a) )"), so fall back to parsing it as one. forLoop allows the ';'
+// of "for ((i=0; i<n; i++))".
+func (p *shParser) arith(skip int, forLoop bool) error {
 	start := p.pos
 	p.pos += skip
 	depth := 0
@@ -281,7 +282,11 @@ func (p *shParser) arith(skip int) error {
 				return p.arithFallback(start, skip)
 			}
 			depth--
-		case '\'', '"', '\n', ';', '|', '&':
+		case ';':
+			if !forLoop {
+				return p.arithFallback(start, skip)
+			}
+		case '\'', '"', '\n', '|':
 			// Not plausible arithmetic; parse as commands instead.
 			return p.arithFallback(start, skip)
 		}
@@ -479,7 +484,7 @@ func (p *shParser) dollarOrBack() (bool, error) {
 	}
 	switch n := p.peek(1); {
 	case n == '(' && p.peek(2) == '(':
-		return true, p.arith(3)
+		return true, p.arith(3, false)
 	case n == '(':
 		p.pos += 2
 		p.expand = true

@@ -1,0 +1,234 @@
+package rules
+
+import (
+	"reflect"
+	"strings"
+	"testing"
+)
+
+var splitTests = []struct {
+	name string
+	cmd  string
+	want []string
+	err  string // substring of the error; "" for success
+}{
+	{"simple", "ls -la", []string{"ls -la"}, ""},
+	{"empty", "", []string{}, ""},
+	{"blank and comment", "  # nothing\n", []string{}, ""},
+	{"and", "make && make install", []string{"make", "make install"}, ""},
+	{"or", "test -f x || touch x", []string{"test -f x", "touch x"}, ""},
+	{"semicolon", "cd a; ls", []string{"cd a", "ls"}, ""},
+	{"pipe", "cat f | grep x | wc -l", []string{"cat f", "grep x", "wc -l"}, ""},
+	{"pipe stderr", "make |& tee log", []string{"make", "tee log"}, ""},
+	{"background", "sleep 5 & echo hi", []string{"sleep 5", "echo hi"}, ""},
+	{"newline", "echo a\necho b", []string{"echo a", "echo b"}, ""},
+	{"crlf", "echo a\r\necho b", []string{"echo a", "echo b"}, ""},
+	{"no space around operators", "a&&b||c;d|e", []string{"a", "b", "c", "d", "e"}, ""},
+	{"line continuation", "echo a \\\n  b", []string{"echo a b"}, ""},
+	{"whitespace normalised", "ls    -la\t x", []string{"ls -la x"}, ""},
+	{"double quotes keep operators", `echo "a && b; c | d"`, []string{`echo "a && b; c | d"`}, ""},
+	{"single quotes keep operators", `echo 'a && b'`, []string{`echo 'a && b'`}, ""},
+	{"escaped operator", `echo a \&\& b`, []string{`echo a \&\& b`}, ""},
+	{"escaped quote in double quotes", `echo "a \" && b"`, []string{`echo "a \" && b"`}, ""},
+	{"ansi-c quoting", `echo $'a\'; b'`, []string{`echo $'a\'; b'`}, ""},
+	{"comment", "git status # && rm -rf /", []string{"git status"}, ""},
+	{"hash inside word", "echo a#b", []string{"echo a#b"}, ""},
+	{"assignment stripped", "FOO=1 BAR='x y' make", []string{"make"}, ""},
+	{"assignment only", "FOO=1", []string{"FOO=1"}, ""},
+	{"append assignment", "PATH+=:/x ls", []string{"ls"}, ""},
+	{"array assignment", "a=(1 2 3); echo ok", []string{"a=(1 2 3)", "echo ok"}, ""},
+	{"timeout", "timeout -s KILL -k 5 10s npm test", []string{"npm test"}, ""},
+	{"timeout long opts", "timeout --signal=TERM --preserve-status 1.5m make", []string{"make"}, ""},
+	{"time", "time -p make", []string{"make"}, ""},
+	{"nice", "nice -n 19 make", []string{"make"}, ""},
+	{"nice old style", "nice -10 make", []string{"make"}, ""},
+	{"nohup", "nohup ./server &", []string{"./server"}, ""},
+	{"stdbuf", "stdbuf -oL -eL tail -f log", []string{"tail -f log"}, ""},
+	{"command", "command -p ls", []string{"ls"}, ""},
+	{"command -v is not a wrapper", "command -v git", []string{"command -v git"}, ""},
+	{"builtin", "builtin echo hi", []string{"echo hi"}, ""},
+	{"noglob", "noglob git add *.go", []string{"git add *.go"}, ""},
+	{"bare xargs", "ls | xargs rm", []string{"ls", "rm"}, ""},
+	{"xargs with flags", "ls | xargs -0 -n1 rm", []string{"ls", "rm"}, ""},
+	{"env", "env -i FOO=1 make", []string{"make"}, ""},
+	{"nested wrappers", "A=1 time nohup nice -n 5 timeout 9 make", []string{"make"}, ""},
+	{"wrapper alone", "nohup", []string{"nohup"}, ""},
+	{"command substitution", "echo $(date +%s)", []string{"echo $(date +%s)", "date +%s"}, ""},
+	{"backquotes", "echo `whoami`", []string{"echo `whoami`", "whoami"}, ""},
+	{"escaped backquote inside backquotes", "echo `echo \\`id\\``", []string{"echo `echo \\`id\\``", "echo `id`", "id"}, ""},
+	{"nested substitution", "a $(b $(c))", []string{"a $(b $(c))", "b $(c)", "c"}, ""},
+	{"substitution in double quotes", `echo "now: $(date)"`, []string{`echo "now: $(date)"`, "date"}, ""},
+	{"substitution in single quotes is text", `echo '$(date)'`, []string{`echo '$(date)'`}, ""},
+	{"substitution with compound", "echo $(cd x && ls)", []string{"echo $(cd x && ls)", "cd x", "ls"}, ""},
+	{"process substitution", "diff <(sort a) <(sort b)", []string{"diff <(sort a) <(sort b)", "sort a", "sort b"}, ""},
+	{"arithmetic", "echo $((1+2*3))", []string{"echo $((1+2*3))"}, ""},
+	{"arithmetic with substitution", "echo $(( $(wc -l < f) + 1 ))", []string{"echo $(( $(wc -l < f) + 1 ))", "wc -l < f"}, ""},
+	{"subshell in $( (", "echo $( (ls) )", []string{"echo $( (ls) )", "ls"}, ""},
+	{"parameter expansion", "echo ${HOME:-/tmp}", []string{"echo ${HOME:-/tmp}"}, ""},
+	{"parameter expansion with substitution", "echo ${X:-$(id)}", []string{"echo ${X:-$(id)}", "id"}, ""},
+	{"subshell", "(cd /tmp && ls)", []string{"cd /tmp", "ls"}, ""},
+	{"subshell redirect", "(make) > log", []string{"make", "> log"}, ""},
+	{"brace group", "{ make; make test; }", []string{"make", "make test"}, ""},
+	{"if", "if true; then make; else echo no; fi", []string{"true", "make", "echo no"}, ""},
+	{"while", "while read l; do echo $l; done < f", []string{"read l", "echo $l"}, ""},
+	{"for", "for f in $(ls); do rm $f; done", []string{"ls", "rm $f"}, ""},
+	{"c-style for", "for ((i=0; i<3; i++)); do echo $i; done", []string{"echo $i"}, ""},
+	{"arithmetic command", "(( x++ )) && echo y", []string{"echo y"}, ""},
+	{"function", "f() { ls; }; f", []string{"ls", "f"}, ""},
+	{"function keyword", "function f { ls; }", []string{"ls"}, ""},
+	{"negation", "! grep -q x f", []string{"grep -q x f"}, ""},
+	{"redirects kept and moved last", "2>/dev/null >out make -j4", []string{"make -j4 2> /dev/null > out"}, ""},
+	{"fd dup", "make 2>&1", []string{"make 2>&1"}, ""},
+	{"and-redirect", "make &> log", []string{"make &> log"}, ""},
+	{"append and-redirect", "make &>> log", []string{"make &>> log"}, ""},
+	{"clobber", "echo x >| f", []string{"echo x >| f"}, ""},
+	{"here-string", "grep x <<< \"$v\"", []string{"grep x <<< \"$v\""}, ""},
+	{"heredoc", "cat <<EOF\nrm -rf /\nEOF\necho after", []string{"cat << EOF", "echo after"}, ""},
+	{"heredoc dash", "cat <<-EOF\n\trm -rf /\n\tEOF\nls", []string{"cat <<- EOF", "ls"}, ""},
+	{"heredoc substitution", "cat <<EOF\n$(id)\nEOF", []string{"cat << EOF", "id"}, ""},
+	{"heredoc quoted", "cat <<'EOF'\n$(id)\nEOF", []string{"cat << 'EOF'"}, ""},
+	{"heredoc to eof", "cat <<EOF\nno end", []string{"cat << EOF"}, ""},
+	{"heredoc in pipeline", "cat <<EOF | sh\nrm x\nEOF", []string{"cat << EOF", "sh"}, ""},
+	{"case terminators", "a;; b", []string{"a", "b"}, ""},
+	{"bash -c script", "bash -c 'ls && rm x'", []string{"bash -c 'ls && rm x'", "ls", "rm x"}, ""},
+	{"sh with options and -c", "timeout 5 sh -ec \"make\"", []string{"sh -ec \"make\"", "make"}, ""},
+	{"eval", `eval 'echo hi' \; id`, []string{`eval 'echo hi' \; id`, "echo hi", "id"}, ""},
+	{"sh -c with expansion is opaque", "sh -c \"$X\"", []string{"sh -c \"$X\""}, ""},
+	{"sh script file is not -c", "sh build.sh -c", []string{"sh build.sh -c"}, ""},
+	{"unparseable inner script is ignored", "bash -c 'echo \"x'", []string{"bash -c 'echo \"x'"}, ""},
+
+	{"unterminated single", "echo 'abc", nil, "unterminated single quote"},
+	{"unterminated double", `echo "abc`, nil, "unterminated double quote"},
+	{"unterminated backquote", "echo `date", nil, "unterminated backquote"},
+	{"unterminated substitution", "echo $(date", nil, "unterminated $("},
+	{"unterminated subshell", "(ls", nil, "unterminated $("},
+	{"unterminated brace", "echo ${X", nil, "unterminated ${"},
+	{"stray close paren", "ls )", nil, "unexpected )"},
+	{"paren after words", "echo (a)", nil, "unexpected ("},
+	{"trailing backslash", "ls \\", nil, "trailing backslash"},
+	{"redirect without target", "echo >", nil, "redirection without a target"},
+	{"redirect into operator", "echo > ;", nil, "redirection without a target"},
+	{"deep nesting", strings.Repeat("$(", 100) + strings.Repeat(")", 100), nil, "nesting too deep"},
+	{"case statement", "case $x in a) rm -rf /;; esac", nil, "unexpected )"},
+}
+
+func TestSplitCommand(t *testing.T) {
+	for _, tt := range splitTests {
+		t.Run(tt.name, func(t *testing.T) {
+			got, err := SplitCommand(tt.cmd)
+			if tt.err != "" {
+				if err == nil || !strings.Contains(err.Error(), tt.err) {
+					t.Fatalf("SplitCommand(%q) = %q, %v; want error containing %q", tt.cmd, got, err, tt.err)
+				}
+				if !strings.HasPrefix(err.Error(), "rules: ") {
+					t.Errorf("error %q lacks the rules: prefix", err)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatalf("SplitCommand(%q): %v", tt.cmd, err)
+			}
+			if !reflect.DeepEqual(got, tt.want) {
+				t.Errorf("SplitCommand(%q)\n got  %q\n want %q", tt.cmd, got, tt.want)
+			}
+		})
+	}
+}
+
+// TestBashViews pins the allow/deny views behind SplitCommand for the cases
+// where they differ from the SplitCommand text.
+func TestBashViews(t *testing.T) {
+	tests := []struct {
+		cmd       string
+		allow     []string // views of the first subcommand
+		denyAlso  []string // must be among the deny views of the first subcommand
+		writes    []string
+		hasExpand bool
+	}{
+		{cmd: "PATH=/x ls", allow: []string{"PATH=/x ls"}, denyAlso: []string{"ls"}},
+		{cmd: "FOO=1 ls", allow: []string{"ls", "FOO=1 ls"}, denyAlso: []string{"ls"}},
+		{cmd: "xargs -0 rm", allow: []string{"xargs -0 rm"}, denyAlso: []string{"rm"}},
+		{cmd: "npm test > out 2>&1", allow: []string{"npm test > out"}, denyAlso: []string{"npm test", "npm test > out 2>&1"}, writes: []string{"out"}},
+		{cmd: "echo x > /dev/null", allow: []string{"echo x"}},
+		{cmd: `"rm" -rf '/'`, allow: []string{`"rm" -rf '/'`}, denyAlso: []string{"rm -rf /"}},
+		{cmd: "/usr/bin/rm x", allow: []string{"/usr/bin/rm x"}, denyAlso: []string{"rm x"}},
+		{cmd: "echo hi >> \"$LOG\"", allow: []string{`echo hi >> "$LOG"`}, hasExpand: true},
+		{cmd: "tee -a ~/.bashrc < x", allow: []string{"tee -a ~/.bashrc < x"}, denyAlso: []string{"tee -a ~/.bashrc"}},
+		{cmd: "cat > 'my file.txt'", allow: []string{"cat > 'my file.txt'"}, writes: []string{"my file.txt"}},
+		{cmd: "echo >&2 hi", allow: []string{"echo hi"}},
+		{cmd: "echo hi >&out.txt", allow: []string{"echo hi >& out.txt"}, writes: []string{"out.txt"}},
+	}
+	for _, tt := range tests {
+		a := analyzeBash(tt.cmd)
+		if a.err != nil || len(a.subs) == 0 {
+			t.Errorf("%q: err=%v subs=%d", tt.cmd, a.err, len(a.subs))
+			continue
+		}
+		if got := a.subs[0].allow; !reflect.DeepEqual(got, tt.allow) {
+			t.Errorf("%q: allow views = %q, want %q", tt.cmd, got, tt.allow)
+		}
+		for _, d := range tt.denyAlso {
+			if !contains(a.subs[0].deny, d) {
+				t.Errorf("%q: deny views %q lack %q", tt.cmd, a.subs[0].deny, d)
+			}
+		}
+		if !reflect.DeepEqual(a.writes, tt.writes) {
+			t.Errorf("%q: writes = %q, want %q", tt.cmd, a.writes, tt.writes)
+		}
+		if a.expand != tt.hasExpand {
+			t.Errorf("%q: expand = %v, want %v", tt.cmd, a.expand, tt.hasExpand)
+		}
+	}
+}
+
+func TestUnquoteWord(t *testing.T) {
+	tests := []struct{ in, want string }{
+		{"plain", "plain"},
+		{`'a b'`, "a b"},
+		{`"a \"b\" \$x \n"`, `a "b" $x \n`},
+		{`a\ b`, "a b"},
+		{`$'x'`, "x"},
+		{`"$HOME"/x`, "$HOME/x"},
+		{`'unterminated`, "unterminated"},
+	}
+	for _, tt := range tests {
+		if got := unquoteWord(tt.in); got != tt.want {
+			t.Errorf("unquoteWord(%q) = %q, want %q", tt.in, got, tt.want)
+		}
+	}
+}
+
+func TestStarGlob(t *testing.T) {
+	tests := []struct {
+		pattern  string
+		boundary bool
+		s        string
+		want     bool
+	}{
+		{"ls *", true, "ls", true},
+		{"ls *", true, "ls -la", true},
+		{"ls *", true, "lsof", false},
+		{"ls *", false, "ls", false},
+		{"ls*", true, "lsof", true},
+		{"*", false, "", true},
+		{"a*b*c", false, "abc", true},
+		{"a*b*c", false, "aXbYc", true},
+		{"a*b*c", false, "acb", false},
+		{"a*a", false, "a", false},
+		{"*.go", false, "x.go", true},
+		{`a\*`, false, "a*", true},
+		{`a\*`, false, "ab", false},
+		{`a\\*`, false, `a\xyz`, true},
+		{`ls \*`, true, "ls", false},
+		{"git * main", true, "git push origin main", true},
+	}
+	for _, tt := range tests {
+		g := compileStarGlob(tt.pattern, tt.boundary, false)
+		if got := g.match(tt.s); got != tt.want {
+			t.Errorf("glob(%q, boundary=%v).match(%q) = %v, want %v", tt.pattern, tt.boundary, tt.s, got, tt.want)
+		}
+	}
+	if !compileStarGlob("Remove-Item *", true, true).match("remove-item x") {
+		t.Error("folded glob should match lowercase subject")
+	}
+}
