@@ -247,6 +247,12 @@ func buildSub(c *shCmd) (sub bashSub, lenientWords []shWord, ok bool) {
 	add(&s.deny, render(lenient, c.redirs, redirNotHarmless, false))
 	add(&s.deny, render(lenient, c.redirs, redirNone, true))
 	add(&s.deny, render(lenient, c.redirs, redirNotHarmless, true))
+	// {rm,-rf,x} → rm -rf x (brace expansion in command position).
+	if len(lenient) > 0 {
+		if exp, ok := braceWords(lenient[0]); ok {
+			add(&s.deny, render(append(exp, lenient[1:]...), c.redirs, redirNone, true))
+		}
+	}
 	// /bin/rm -rf x → rm -rf x, so that Bash(rm *) still matches.
 	if len(lenient) > 0 && !lenient[0].expand && strings.Contains(lenient[0].raw, "/") {
 		base := path.Base(unquoteWord(lenient[0].raw))
@@ -265,6 +271,23 @@ func buildSub(c *shCmd) (sub bashSub, lenientWords []shWord, ok bool) {
 		return bashSub{}, nil, false
 	}
 	return s, lenient, true
+}
+
+// braceWords expands a plain, unnested brace list "{a,b,c}" into words, as
+// bash does before running it. Empty items disappear.
+func braceWords(w shWord) ([]shWord, bool) {
+	r := w.raw
+	if w.expand || w.quoted || len(r) < 3 || r[0] != '{' || r[len(r)-1] != '}' || !strings.Contains(r, ",") ||
+		strings.ContainsAny(r[1:len(r)-1], "{}") {
+		return nil, false
+	}
+	var out []shWord
+	for _, item := range strings.Split(r[1:len(r)-1], ",") {
+		if item != "" {
+			out = append(out, shWord{raw: item})
+		}
+	}
+	return out, len(out) > 0
 }
 
 type redirMode int
@@ -362,8 +385,9 @@ func dangerousEnv(name string) bool {
 // stripWrappers removes leading wrapper commands (spec §8: timeout, time,
 // nice, nohup, stdbuf, command, builtin, noglob, bare xargs). Strict mode
 // follows each wrapper's option grammar exactly and stops at anything else;
-// lenient mode (deny/ask) also skips unknown options, xargs with options and
-// env, so that `timeout --weird 5 rm -rf /` still meets `Bash(rm *)`.
+// lenient mode (deny/ask) also skips unknown options, xargs with options,
+// and env, exec, sudo, doas and setsid, so that `timeout --weird 5 rm -rf /`
+// and `sudo rm -rf /` still meet `Bash(rm *)`.
 func stripWrappers(ws []shWord, lenient bool) []shWord {
 	for n := 0; n < 16 && len(ws) > 1; n++ {
 		if ws[0].expand {
@@ -388,6 +412,19 @@ func stripWrappers(ws []shWord, lenient bool) []shWord {
 		case "env":
 			if lenient {
 				next = envArgs(ws)
+			}
+		case "exec":
+			if lenient {
+				next = simpleOpts(ws, true, []string{"-c", "-l"}, []string{"-a"})
+			}
+		case "sudo", "doas":
+			if lenient {
+				next = simpleOpts(ws, true, nil, []string{"-u", "-g", "-C", "-D", "-h", "-p", "-r", "-t", "-T", "-U",
+					"--user", "--group", "--chdir", "--prompt", "--host"})
+			}
+		case "setsid":
+			if lenient {
+				next = simpleOpts(ws, true, nil, nil)
 			}
 		}
 		if next <= 0 || next >= len(ws) {

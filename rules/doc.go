@@ -94,12 +94,16 @@
 // exact option grammar, and redirections other than fd duplication and
 // /dev/null stay part of the command (Bash(npm test) allows "npm test 2>&1"
 // but not "npm test > ~/.bashrc"). Deny and ask rules also see looser views:
-// every assignment stripped, unknown wrapper options and xargs/env options
-// skipped, quotes removed ("rm" → rm), redirections dropped, /bin/rm
-// shortened to rm. Matching too much fails safe for deny; matching too little
-// does not. Literal output-redirection targets are checked against deny/ask
-// Edit rules and deny Read rules, so Edit(.env) in deny also blocks
-// "echo x > .env" (spec §8: "redirect targets checked as Edit").
+// every assignment stripped; unknown wrapper options, xargs options and the
+// env, exec, sudo, doas and setsid prefixes skipped; quotes removed, $'…'
+// decoded ("rm", \rm, $'\x72m' → rm); {rm,-rf,x} brace-expanded;
+// redirections dropped; /bin/rm shortened to rm. Matching too much fails
+// safe for deny; matching too little does not. Literal output-redirection
+// targets are checked against deny/ask Edit rules and deny Read rules, so
+// Edit(.env) in deny also blocks "echo x > .env" (spec §8: "redirect
+// targets checked as Edit"). Like Claude Code's, this is best effort against
+// obfuscation: a command name taken from a variable ($X -rf /) or a glob
+// (/bin/r? -rf /) cannot be known without running the shell.
 //
 // # Failing closed and open
 //
@@ -140,7 +144,9 @@
 //     stripped and checked as Edit against allow/auto-accept; targets that
 //     are not literal ("> $F") are not checked against Edit rules.
 //   - Deny/ask rules see the looser views above, so hookd may deny or ask
-//     where Claude Code would not; never the other way round.
+//     where Claude Code would not. Where hookd may be less strict — symlink
+//     targets, PowerShell aliases, non-literal redirect targets — Claude Code
+//     still applies its own copy of the rules to every call.
 //   - Forms Claude Code skips or ignores with a warning are parse errors.
 //   - A bare filename matches anywhere on disk in deny/ask rules and `if`
 //     filters, and only below the cwd in allow rules.

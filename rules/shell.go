@@ -747,8 +747,12 @@ func unquoteWord(raw string) string {
 				b.WriteByte(raw[i])
 			}
 		case '$':
-			if i+1 < len(raw) && (raw[i+1] == '\'' || raw[i+1] == '"') {
-				continue // $'…' / $"…": drop the $, the quote is handled next
+			if i+1 < len(raw) && raw[i+1] == '\'' {
+				i = decodeANSIC(raw, i+2, &b) // $'…'
+				continue
+			}
+			if i+1 < len(raw) && raw[i+1] == '"' {
+				continue // $"…": drop the $, the quote is handled next
 			}
 			b.WriteByte(c)
 		default:
@@ -756,4 +760,76 @@ func unquoteWord(raw string) string {
 		}
 	}
 	return b.String()
+}
+
+// decodeANSIC decodes the body of $'…' starting at raw[i] into b, as bash
+// does (\n, \t, \xHH, \NNN octal, \', \\, …), and returns the index of
+// the closing quote (or the end of raw).
+func decodeANSIC(raw string, i int, b *strings.Builder) int {
+	for ; i < len(raw); i++ {
+		c := raw[i]
+		if c == '\'' {
+			return i
+		}
+		if c != '\\' || i+1 >= len(raw) {
+			b.WriteByte(c)
+			continue
+		}
+		i++
+		switch e := raw[i]; e {
+		case 'n':
+			b.WriteByte('\n')
+		case 't':
+			b.WriteByte('\t')
+		case 'r':
+			b.WriteByte('\r')
+		case 'a':
+			b.WriteByte('\a')
+		case 'b':
+			b.WriteByte('\b')
+		case 'e', 'E':
+			b.WriteByte(0x1b)
+		case 'f':
+			b.WriteByte('\f')
+		case 'v':
+			b.WriteByte('\v')
+		case 'x':
+			v, n := 0, 0
+			for n < 2 && i+1 < len(raw) && isHex(raw[i+1]) {
+				i++
+				v = v*16 + hexVal(raw[i])
+				n++
+			}
+			if n == 0 {
+				b.WriteString("\\x")
+			} else {
+				b.WriteByte(byte(v))
+			}
+		case '0', '1', '2', '3', '4', '5', '6', '7':
+			v, n := int(e-'0'), 1
+			for n < 3 && i+1 < len(raw) && raw[i+1] >= '0' && raw[i+1] <= '7' {
+				i++
+				v = v*8 + int(raw[i]-'0')
+				n++
+			}
+			b.WriteByte(byte(v))
+		default: // \\ \' \" \? and unknown escapes: the character itself
+			b.WriteByte(e)
+		}
+	}
+	return i
+}
+
+func isHex(c byte) bool {
+	return c >= '0' && c <= '9' || c >= 'a' && c <= 'f' || c >= 'A' && c <= 'F'
+}
+
+func hexVal(c byte) int {
+	switch {
+	case c >= 'a':
+		return int(c-'a') + 10
+	case c >= 'A':
+		return int(c-'A') + 10
+	}
+	return int(c - '0')
 }

@@ -190,6 +190,12 @@ func TestUnquoteWord(t *testing.T) {
 		{`$'x'`, "x"},
 		{`"$HOME"/x`, "$HOME/x"},
 		{`'unterminated`, "unterminated"},
+		{`$'\x72m'`, "rm"},
+		{`$'\162\155'`, "rm"},
+		{`$'a\'b'`, "a'b"},
+		{`$'\n\t\\'`, "\n\t\\"},
+		{`$'\xZZ'`, `\xZZ`},
+		{`$'unterminated`, "unterminated"},
 	}
 	for _, tt := range tests {
 		if got := unquoteWord(tt.in); got != tt.want {
