@@ -1,0 +1,240 @@
+package events
+
+import (
+	"bytes"
+	"encoding/json"
+	"reflect"
+	"strings"
+
+	"github.com/hookd/hookd/protocol"
+)
+
+// permissionRank orders permission decisions by restrictiveness: deny > defer > ask >
+// allow (spec §3.5).
+var permissionRank = map[string]int{"allow": 1, "ask": 2, "defer": 3, "deny": 4}
+
+// Merge combines the interpretations of the hooks that ran for one event into one Result.
+// parts must be in configuration order (managed, user, project, local, extra files; within
+// a file, group then hook order), never in finish order: every "first" below means first in
+// configuration order, so the answer does not depend on which hook finished first.
+// Merge ends with Finalize, so the Result is ready to render; a caller that changes the
+// permission afterwards calls Finalize again.
+func Merge(ev *Event, parts []Interpretation) *protocol.Result {
+	res := &protocol.Result{Event: ev.Name}
+	for i := range parts {
+		p := &parts[i]
+		res.Hooks = append(res.Hooks, protocol.HookOutcome{Hook: p.Hook, Outcome: p.Outcome,
+			ExitCode: p.ExitCode, DurationMS: durationMS(p.Duration), Error: p.Error})
+		for _, w := range p.Warnings {
+			res.Warnings = append(res.Warnings, hookName(p.Hook)+": "+w)
+		}
+		if p.AdditionalContext != "" {
+			res.AdditionalContext = append(res.AdditionalContext, p.AdditionalContext)
+		}
+		if p.SystemMessage != "" {
+			res.SystemMessages = append(res.SystemMessages, p.SystemMessage)
+		}
+		if p.Continue != nil && !*p.Continue {
+			// continue:false wins over every event decision (spec §3.5, §4.3).
+			res.PreventContinuation = true
+			if res.StopReason == "" {
+				res.StopReason = p.StopReason
+			}
+		}
+	}
+	mergePermission(res, parts)
+	mergeUpdatedInput(res, parts)
+	mergeBlock(res, parts)
+	mergeSpecific(res, parts)
+	Finalize(ev, res)
+	return res
+}
+
+// mergePermission: the most restrictive decision wins; its reason is the reasons of every
+// hook that gave that decision, in configuration order.
+func mergePermission(res *protocol.Result, parts []Interpretation) {
+	best, first := "", -1
+	for i := range parts {
+		if d := parts[i].Permission; permissionRank[d] > permissionRank[best] {
+			best, first = d, i
+		}
+	}
+	if first < 0 {
+		return
+	}
+	var reasons []string
+	for i := range parts {
+		if parts[i].Permission == best && parts[i].PermissionReason != "" {
+			reasons = append(reasons, parts[i].PermissionReason)
+		}
+	}
+	ref := parts[first].Hook
+	res.HookPermission = &protocol.Permission{Decision: best, Reason: joinTexts(reasons), Source: "hook", Hook: &ref}
+	perm := *res.HookPermission
+	res.Permission = &perm
+}
+
+// mergeUpdatedInput makes the rewrite deterministic. Claude Code applies the updatedInput
+// of whichever hook finishes last (spec §3.5; issue #15897 — a later hook without one even
+// erases it). hookd takes the first rewrite in configuration order, so the most
+// authoritative source (managed before user before project before local) wins, and reports
+// every different rewrite it ignores. Only hooks that did not deny may rewrite, and a
+// winning deny leaves no rewrite at all.
+func mergeUpdatedInput(res *protocol.Result, parts []Interpretation) {
+	if res.HookPermission != nil && res.HookPermission.Decision == "deny" {
+		return
+	}
+	win := -1
+	for i := range parts {
+		p := &parts[i]
+		if len(p.UpdatedInput) == 0 || p.Permission == "deny" {
+			continue
+		}
+		if win < 0 {
+			win = i
+			res.UpdatedInput = p.UpdatedInput
+			continue
+		}
+		if !sameJSON(p.UpdatedInput, res.UpdatedInput) {
+			res.Warnings = append(res.Warnings, "conflicting updatedInput from "+hookName(p.Hook)+
+				" ignored: "+hookName(parts[win].Hook)+" comes first in configuration order")
+		}
+	}
+}
+
+// mergeBlock joins every blocking reason in configuration order. Via is "exit2" (or
+// "exit") only when all blocks came that way: the renderer needs to know whether JSON
+// alone can say it.
+func mergeBlock(res *protocol.Result, parts []Interpretation) {
+	var reasons []string
+	via, first := "", -1
+	for i := range parts {
+		p := &parts[i]
+		if !p.Block {
+			continue
+		}
+		if first < 0 {
+			first, via = i, p.BlockVia
+		} else if p.BlockVia != via {
+			via = ViaJSON
+		}
+		if p.BlockReason != "" {
+			reasons = append(reasons, p.BlockReason)
+		}
+	}
+	if first < 0 {
+		return
+	}
+	ref := parts[first].Hook
+	res.Block = &protocol.Block{Reason: joinTexts(reasons), Hook: &ref, Via: via}
+}
+
+// mergeSpecific: for each event-specific field the first value in configuration order
+// wins and a different later value is reported, except watchPaths (union, first-seen
+// order: every hook's files get watched) and classifierContext (concatenated; the 2,000
+// character budget is per tool call across all hooks, spec §4.7). WorktreeCreate's path
+// goes here as "worktreePath".
+func mergeSpecific(res *protocol.Result, parts []Interpretation) {
+	spec := map[string]json.RawMessage{}
+	from := map[string]int{}
+	var watch []string
+	seenWatch := map[string]bool{}
+	var classifier []string
+	for i := range parts {
+		p := &parts[i]
+		if p.WorktreePath != "" {
+			raw, _ := json.Marshal(p.WorktreePath)
+			setFirst(res, spec, from, parts, i, "worktreePath", raw)
+		}
+		for _, k := range sortedKeys(p.Specific) {
+			raw := p.Specific[k]
+			switch k {
+			case "watchPaths":
+				var ps []string
+				_ = json.Unmarshal(raw, &ps)
+				for _, s := range ps {
+					if !seenWatch[s] {
+						seenWatch[s] = true
+						watch = append(watch, s)
+					}
+				}
+			case "classifierContext":
+				var s string
+				if json.Unmarshal(raw, &s) == nil && s != "" {
+					classifier = append(classifier, s)
+				}
+			default:
+				setFirst(res, spec, from, parts, i, k, raw)
+			}
+		}
+	}
+	if watch != nil {
+		spec["watchPaths"], _ = json.Marshal(watch)
+	}
+	if classifier != nil {
+		spec["classifierContext"], _ = json.Marshal(capRunes(strings.Join(classifier, "\n"), classifierContextMax))
+	}
+	if len(spec) > 0 {
+		res.Specific = spec
+	}
+}
+
+func setFirst(res *protocol.Result, spec map[string]json.RawMessage, from map[string]int, parts []Interpretation, i int, k string, raw json.RawMessage) {
+	prev, ok := spec[k]
+	if !ok {
+		spec[k], from[k] = raw, i
+		return
+	}
+	if !sameJSON(prev, raw) {
+		res.Warnings = append(res.Warnings, "conflicting "+k+" from "+hookName(parts[i].Hook)+
+			" ignored: "+hookName(parts[from[k]].Hook)+" comes first in configuration order")
+	}
+}
+
+// sameJSON compares two JSON values by meaning (key order and spacing aside; numbers
+// compared as written).
+func sameJSON(a, b json.RawMessage) bool {
+	if bytes.Equal(a, b) {
+		return true
+	}
+	var x, y any
+	da, db := json.NewDecoder(bytes.NewReader(a)), json.NewDecoder(bytes.NewReader(b))
+	da.UseNumber()
+	db.UseNumber()
+	if da.Decode(&x) != nil || db.Decode(&y) != nil {
+		return false
+	}
+	return reflect.DeepEqual(x, y)
+}
+
+// joinTexts joins texts with "\n". A text's own trailing newlines are dropped before the
+// separator, but the last text stays verbatim, so a single reason reaches Claude byte
+// for byte as Claude Code would have quoted it.
+func joinTexts(ts []string) string {
+	switch len(ts) {
+	case 0:
+		return ""
+	case 1:
+		return ts[0]
+	}
+	var b strings.Builder
+	for i, t := range ts {
+		if i < len(ts)-1 {
+			b.WriteString(strings.TrimRight(t, "\r\n"))
+			b.WriteByte('\n')
+		} else {
+			b.WriteString(t)
+		}
+	}
+	return b.String()
+}
+
+func hookName(r protocol.HookRef) string {
+	if r.ID != "" {
+		return r.ID
+	}
+	if r.Command != "" {
+		return r.Command
+	}
+	return "hook"
+}

@@ -1,0 +1,295 @@
+package events
+
+import (
+	"bytes"
+	"encoding/json"
+	"sort"
+	"strings"
+
+	"github.com/hookd/hookd/protocol"
+)
+
+// Finalize (re)builds res.Output, res.Stdout, res.Stderr and res.ExitCode — the one
+// Claude Code hook answer hookc prints — from the other Result fields. It reads
+// res.Permission (the decision after permission rules), not HookPermission, so the daemon
+// calls it again after resolving rules. It is idempotent and its bytes depend only on res.
+//
+// Rendering is one function per event family, so it can be tuned against the real binary:
+//
+//   - WorktreeCreate: plain stdout path, or exit 1 + stderr (renderWorktreeCreate).
+//   - PreToolUse: hookSpecificOutput.permissionDecision & co. (renderPreToolUse).
+//   - PermissionRequest: hookSpecificOutput.decision (renderPermissionRequest).
+//   - every other event: top-level decision:"block" where honoured, hookSpecificOutput
+//     with additionalContext and the event's own fields (renderEventFields).
+//
+// Then exit codes (renderExitCode): blocks that only exit 2 can express, and the stderr of
+// hooks whose exit 2 on a non-blocking event Claude Code would have shown.
+func Finalize(ev *Event, res *protocol.Result) {
+	res.Output, res.Stdout, res.Stderr, res.ExitCode = nil, "", "", 0
+	if ev.AnyNonZeroFails {
+		renderWorktreeCreate(res)
+		return
+	}
+	top, hso := &object{}, &object{}
+	renderUniversal(res, top)
+	switch ev.Name {
+	case "PreToolUse":
+		renderPreToolUse(res, hso)
+	case "PermissionRequest":
+		renderPermissionRequest(res, hso)
+	default:
+		renderEventFields(ev, res, top, hso)
+	}
+	if hso.len() > 0 {
+		full := &object{}
+		full.set("hookEventName", ev.Name)
+		full.append(hso)
+		top.set("hookSpecificOutput", full)
+	}
+	if top.len() > 0 {
+		res.Output = top.bytes()
+	}
+	renderExitCode(ev, res)
+}
+
+// renderUniversal writes the fields every event shares (spec §4.3). Merge only kept the
+// ones the event honours.
+func renderUniversal(res *protocol.Result, top *object) {
+	if res.PreventContinuation {
+		top.set("continue", false)
+		if res.StopReason != "" {
+			top.set("stopReason", res.StopReason)
+		}
+	}
+	if len(res.SystemMessages) > 0 {
+		top.set("systemMessage", strings.Join(res.SystemMessages, "\n"))
+	}
+	if raw, ok := res.Specific["terminalSequence"]; ok {
+		top.set("terminalSequence", raw)
+	}
+}
+
+// renderPreToolUse: the final permission (after rules) with its reason; updatedInput
+// unless the decision is deny or defer (defer ignores it, spec §4.4); all contexts as one
+// block — Claude Code 2.1.330 itself delivers two hooks' contexts as "ctx-A\nctx-B"
+// (spec §12). An exit-2 deny's reason is already "[<command>]: <stderr>", so Claude reads
+// "PreToolUse:Bash hook error: [<command>]: <stderr>" exactly as without hookd.
+func renderPreToolUse(res *protocol.Result, hso *object) {
+	decision, reason := "", ""
+	if p := res.Permission; p != nil {
+		decision, reason = p.Decision, p.Reason
+	}
+	if res.Block != nil && decision != "deny" {
+		// Interpret never blocks PreToolUse outside Permission; a caller that sets Block
+		// (protocol.FailClosed does) means deny.
+		decision, reason = "deny", res.Block.Reason
+	}
+	if decision != "" {
+		hso.set("permissionDecision", decision)
+		if reason != "" {
+			hso.set("permissionDecisionReason", reason)
+		}
+	}
+	if len(res.UpdatedInput) > 0 && (decision == "" || decision == "allow" || decision == "ask") {
+		hso.set("updatedInput", res.UpdatedInput)
+	}
+	renderContext(res, hso)
+}
+
+// renderPermissionRequest: decision.behavior allow (updatedInput, updatedPermissions) or
+// deny (message = the reason, interrupt). ask/defer have no PermissionRequest form: the
+// prompt is shown as usual. Exit 2 is not honoured there, so a deny is always JSON.
+func renderPermissionRequest(res *protocol.Result, hso *object) {
+	p := res.Permission
+	if p == nil && res.Block != nil {
+		p = &protocol.Permission{Decision: "deny", Reason: res.Block.Reason}
+	}
+	if p == nil {
+		return
+	}
+	d := &object{}
+	switch p.Decision {
+	case "allow":
+		d.set("behavior", "allow")
+		if len(res.UpdatedInput) > 0 {
+			d.set("updatedInput", res.UpdatedInput)
+		}
+		if raw, ok := res.Specific["updatedPermissions"]; ok {
+			d.set("updatedPermissions", raw)
+		}
+	case "deny":
+		d.set("behavior", "deny")
+		if p.Reason != "" {
+			d.set("message", p.Reason)
+		}
+		if raw, ok := res.Specific["interrupt"]; ok {
+			d.set("interrupt", raw)
+		}
+	default:
+		return
+	}
+	hso.set("decision", d)
+}
+
+// renderEventFields covers every other event: a block as top-level decision:"block" +
+// reason where the event has that form (exit-2 reasons already read "[<command>]:
+// <stderr>", which is what Claude Code shows for an exit 2 on Stop, UserPromptSubmit and
+// PostToolUse: probes stop-2, ups-4, post-3), then hookSpecificOutput.additionalContext
+// and the event's own fields in name order.
+func renderEventFields(ev *Event, res *protocol.Result, top, hso *object) {
+	if res.Block != nil && ev.Honoured(FDecision) {
+		top.set("decision", "block")
+		top.set("reason", res.Block.Reason)
+	}
+	renderContext(res, hso)
+	for _, k := range sortedKeys(res.Specific) {
+		switch k {
+		case "terminalSequence", "worktreePath", "updatedPermissions", "interrupt":
+			continue // top-level, plain stdout, PermissionRequest's decision
+		}
+		hso.set(k, res.Specific[k])
+	}
+}
+
+// renderContext writes every context, plain-stdout ones included, as one
+// hookSpecificOutput.additionalContext. Claude then labels plain ones "hook additional
+// context" rather than "hook success" (probe ups-3-both); one output cannot carry both
+// forms, and the text is the same.
+func renderContext(res *protocol.Result, hso *object) {
+	if len(res.AdditionalContext) > 0 {
+		hso.set("additionalContext", strings.Join(res.AdditionalContext, "\n"))
+	}
+}
+
+// renderExitCode picks the exit code.
+//
+// Blocks on events that have no JSON block (TeammateIdle, TaskCompleted, Elicitation,
+// ElicitationResult: spec §4.4) can only be said with exit 2, stderr = the reasons; the
+// JSON, if any, stays on stdout (read on exit 2 too, spec §4.1). continue:false outranks
+// the block (spec §3.5), so then hookd answers with exit 0 and the JSON only.
+//
+// On events that cannot block, Claude Code shows an exit-2 hook's stderr to the user or
+// Claude (spec §1.1 "Exit 2 effect"). hookd reproduces that with exit 2 + those stderr
+// texts only when the answer has nothing else to say: what exit 2 does to stdout there
+// is not established (SessionStart dropped plain stdout, probe ss-4-exit2), so contexts,
+// titles and other JSON are never put at risk for a notice. Otherwise the notices stay in
+// res.Hooks only.
+func renderExitCode(ev *Event, res *protocol.Result) {
+	switch {
+	case ev.Name == "PreToolUse" || ev.Name == "PermissionRequest" || ev.ExitCodeIgnored:
+		return
+	case ev.CanBlock && !ev.Honoured(FDecision):
+		if res.Block != nil && !res.PreventContinuation {
+			res.ExitCode, res.Stderr = 2, withNewline(res.Block.Reason)
+		}
+	case !blocksOnExit2(ev) && len(res.Output) == 0:
+		var notes []string
+		for _, h := range res.Hooks {
+			if h.Outcome == protocol.OutcomeError && h.ExitCode != nil && *h.ExitCode == 2 {
+				notes = append(notes, h.Error)
+			}
+		}
+		if len(notes) > 0 {
+			res.ExitCode, res.Stderr = 2, withNewline(strings.Join(notes, "\n"))
+		}
+	}
+}
+
+// renderWorktreeCreate: Claude Code reads the path from a command hook's stdout (last
+// non-empty line) and fails creation on any non-zero exit (spec §4.4). Any hook's failure
+// fails the creation; otherwise the first path in configuration order is printed.
+func renderWorktreeCreate(res *protocol.Result) {
+	if res.Block != nil {
+		res.ExitCode, res.Stderr = 1, withNewline(res.Block.Reason)
+		return
+	}
+	var path string
+	if raw, ok := res.Specific["worktreePath"]; ok {
+		_ = json.Unmarshal(raw, &path)
+	}
+	switch {
+	case path != "":
+		res.Stdout = path + "\n"
+	case len(res.Hooks) > 0:
+		res.ExitCode, res.Stderr = 1, "hookd: no WorktreeCreate hook returned a worktree path\n"
+	}
+}
+
+func withNewline(s string) string {
+	if s == "" || strings.HasSuffix(s, "\n") {
+		return s
+	}
+	return s + "\n"
+}
+
+func sortedKeys(m map[string]json.RawMessage) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	return keys
+}
+
+// object is a JSON object that keeps its members in insertion order, so rendered output
+// is stable and reads like the spec's examples.
+type object struct {
+	keys []string
+	vals []any
+}
+
+func (o *object) len() int { return len(o.keys) }
+
+func (o *object) set(k string, v any) {
+	for i, kk := range o.keys {
+		if kk == k {
+			o.vals[i] = v
+			return
+		}
+	}
+	o.keys = append(o.keys, k)
+	o.vals = append(o.vals, v)
+}
+
+func (o *object) append(other *object) {
+	for i, k := range other.keys {
+		o.set(k, other.vals[i])
+	}
+}
+
+func (o *object) bytes() []byte {
+	b, _ := o.MarshalJSON()
+	return b
+}
+
+// MarshalJSON writes the members in order, without HTML escaping: Claude Code parses the
+// JSON either way, and "[echo E2 >&2; exit 2]" stays readable in logs and audit records.
+func (o *object) MarshalJSON() ([]byte, error) {
+	var b bytes.Buffer
+	b.WriteByte('{')
+	for i, k := range o.keys {
+		if i > 0 {
+			b.WriteByte(',')
+		}
+		if err := encodeValue(&b, k); err != nil {
+			return nil, err
+		}
+		b.WriteByte(':')
+		if err := encodeValue(&b, o.vals[i]); err != nil {
+			return nil, err
+		}
+	}
+	b.WriteByte('}')
+	return b.Bytes(), nil
+}
+
+func encodeValue(b *bytes.Buffer, v any) error {
+	var tmp bytes.Buffer
+	enc := json.NewEncoder(&tmp)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(v); err != nil {
+		return err
+	}
+	b.Write(bytes.TrimSuffix(tmp.Bytes(), []byte("\n")))
+	return nil
+}
