@@ -406,6 +406,10 @@ func (d *decoder) permissions(n *jnode, s *Settings, f *File) error {
 		*l.dst = texts
 		for i, text := range texts {
 			r, err := rules.Parse(text, l.list, d.origin)
+			if errors.Is(err, rules.ErrIgnored) {
+				d.warn(fmt.Sprintf("%s[%d]", field, i), "rule skipped: %s", ruleErr(err))
+				continue
+			}
 			if err != nil {
 				return d.fail(v.elems[i], fmt.Sprintf("%s[%d]", field, i), "invalid rule %s", ruleErr(err))
 			}

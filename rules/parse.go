@@ -1,6 +1,7 @@
 package rules
 
 import (
+	"errors"
 	"fmt"
 	"strings"
 )
@@ -154,10 +155,21 @@ func parse(text string, list List, origin Origin) (*Rule, error) {
 		return r, nil
 	}
 	if err := r.compileSpec(name, spec, list, origin); err != "" {
+		if strings.HasPrefix(err, ignoredPrefix) {
+			return nil, fmt.Errorf("rules: %q: %s: %w", t, strings.TrimPrefix(err, ignoredPrefix), ErrIgnored)
+		}
 		return fail("%s", err)
 	}
 	return r, nil
 }
+
+// ErrIgnored marks a rule Claude Code accepts but never consults, such as Write(…) or
+// Glob(…) path rules (2.1.210 warns about them). The loader turns it into a warning
+// instead of rejecting the settings file: rejecting would drop the file's hooks and
+// other rules over a rule that has no effect in Claude Code either.
+var ErrIgnored = errors.New("Claude Code ignores this rule")
+
+const ignoredPrefix = "\x00ignored:"
 
 // balanced reports whether parentheses in spec balance, ignoring escaped
 // ones and (when quotes are closed) quoted ones: `Bash(echo ")")` is fine.
@@ -307,9 +319,9 @@ func (r *Rule) compileSpec(tool, spec string, list List, origin Origin) string {
 		}
 		r.path = pp
 	case "Write", "MultiEdit", "NotebookEdit":
-		return "path rules for edit tools are written Edit(path); Claude Code never consults " + tool + "(…) path rules"
+		return ignoredPrefix + "path rules for edit tools are written Edit(path); Claude Code never consults " + tool + "(…) path rules"
 	case "Glob", "Grep", "LS", "NotebookRead":
-		return "path rules for read tools are written Read(path); Claude Code never consults " + tool + "(…) path rules"
+		return ignoredPrefix + "path rules for read tools are written Read(path); Claude Code never consults " + tool + "(…) path rules"
 	case "WebFetch":
 		d, ok := strings.CutPrefix(spec, "domain:")
 		if !ok {
