@@ -223,9 +223,11 @@ func (e *Engine) Handle(ctx context.Context, req *protocol.Request, caller Calle
 	}
 
 	hctx := hookContext{env: e.hookEnv(env, ev, h, project), dir: e.hookDir(h.Cwd, project), payload: req.Event}
+	hookCtx := ctx
 	if ev.Name == "SessionEnd" {
+		// The budget bounds the hooks only; the decision is still recorded after it.
 		var cancel context.CancelFunc
-		ctx, cancel = context.WithTimeout(ctx, sessionEndBudget(snap, env))
+		hookCtx, cancel = context.WithTimeout(ctx, sessionEndBudget(snap, env))
 		defer cancel()
 	}
 	mode := e.cfg.Mode
@@ -235,10 +237,10 @@ func (e *Engine) Handle(ctx context.Context, req *protocol.Request, caller Calle
 	var parts []events.Interpretation
 	var res *protocol.Result
 	if mode == "sequential" {
-		parts, run = e.runSequential(ctx, ev, run, hctx, snap, call, emit)
+		parts, run = e.runSequential(hookCtx, ev, run, hctx, snap, call, emit)
 		res = events.Merge(ev, pipelineParts(parts))
 	} else {
-		parts = e.runParallel(ctx, ev, run, hctx, emit)
+		parts = e.runParallel(hookCtx, ev, run, hctx, emit)
 		res = events.Merge(ev, parts)
 	}
 	d.Parts, d.Handlers = parts, run
