@@ -13,13 +13,20 @@
 //
 //  1. managed: <ManagedDir>/managed-settings.json (default /etc/claude-code), then
 //     <ManagedDir>/managed-settings.d/*.json in alphabetical order (hidden files skipped)
-//  2. user: ~/.claude/settings.json
-//  3. project: <project>/.claude/settings.json
-//  4. local: <project>/.claude/settings.local.json
+//  2. user: ~/.claude/settings.json, then ~/.claude/hookd.json
+//  3. project: <project>/.claude/settings.json, then <project>/.claude/hookd.json
+//  4. local: <project>/.claude/settings.local.json, then <project>/.claude/hookd.local.json
 //  5. extras, in the order given: --settings files (KindFlag) and hookd-owned files
-//     (KindHookd, whose FileRef.Origin names the Claude Code file their hooks came from;
-//     they keep that file's standing, so moving a hook never changes whether it counts
-//     as managed)
+//
+// The hookd.json files (KindHookd, FileRef.Origin = the Claude Code file beside them)
+// hold the hooks `hookd install claude-code` moved out of that file (package install).
+// They keep the original file's label in status and audit, its precedence and its base
+// for "/x" patterns in `if`; they may carry a top-level "hookd" record, which a Claude
+// Code file must never have. While such a record says the file is an installation, the
+// handlers still in the Claude Code file beside it (the hookc forwarder, prompt/agent/
+// mcp_tool handlers, hooks added there later) are Claude Code's to run, not hookd's —
+// its permission rules and other keys still count. A handler that runs hookc is never
+// run by hookd anywhere (IsForwarder): it would forward the event to itself.
 //
 // Missing files are listed too so the daemon can watch for them; LoadFile reports them
 // with an error wrapping os.ErrNotExist.

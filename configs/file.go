@@ -53,6 +53,21 @@ type Settings struct {
 	HTTPHookAllowedEnvVars []string // nil when absent
 
 	Env map[string]string
+
+	// Hookd is the "hookd" object of a hookd-owned file (KindHookd): present when `hookd
+	// install claude-code` wrote the file. nil in Claude Code's own files, where the key
+	// would be unknown (and make Claude Code ignore the file, spec §12).
+	Hookd *HookdMeta
+}
+
+// HookdMeta is what the loader reads of a hookd-owned file's "hookd" object. The
+// installer keeps more there (the original hooks, for uninstall); the loader needs only
+// to know the file is an installation, which makes hookd leave the hooks still in the
+// Claude Code file (the forwarder and the handlers hookd cannot run) to Claude Code.
+type HookdMeta struct {
+	Version       int
+	InstalledFrom string // the Claude Code settings file the hooks came from
+	Forwarder     string // the forwarding command put in its place
 }
 
 // EventHooks are one event's matcher groups.
@@ -304,6 +319,12 @@ func (d *decoder) settings(root *jnode, f *File) error {
 			}
 		case "env":
 			s.Env, err = d.env(v)
+		case "hookd":
+			if d.ref.Kind != KindHookd {
+				d.warn(key, "hookd's installation record belongs in hookd's own files (hookd.json), never in a Claude Code settings file: claude code ignores this entire file (none of its hooks run under Claude Code)")
+				continue
+			}
+			s.Hookd = d.hookdMeta(v)
 		default:
 			if !knownTopLevelKeys[key] {
 				d.warn(key, "unknown top-level key: claude code ignores this entire file (none of its hooks run under Claude Code); hookd still loads it")
@@ -314,6 +335,36 @@ func (d *decoder) settings(root *jnode, f *File) error {
 		}
 	}
 	return nil
+}
+
+// hookdMeta decodes the "hookd" object leniently: it is hookd's own bookkeeping, and a
+// mistyped field must not cost the moved hooks.
+func (d *decoder) hookdMeta(n *jnode) *HookdMeta {
+	if n.kind != jObject {
+		d.warn("hookd", "must be an object (found %s); ignored", n.what())
+		return nil
+	}
+	m := &HookdMeta{}
+	for i, k := range n.keys {
+		v := n.vals[i]
+		switch k {
+		case "version":
+			if v.kind == jNumber {
+				if x, err := v.num.Int64(); err == nil {
+					m.Version = int(x)
+				}
+			}
+		case "installed_from":
+			if v.kind == jString {
+				m.InstalledFrom = v.str
+			}
+		case "forwarder":
+			if v.kind == jString {
+				m.Forwarder = v.str
+			}
+		}
+	}
+	return m
 }
 
 // env decodes "env". Values should be strings; numbers and booleans are accepted with a

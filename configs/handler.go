@@ -2,6 +2,7 @@ package configs
 
 import (
 	"encoding/json"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"time"
@@ -176,4 +177,70 @@ func canonicalJSON(v any) string {
 		return ""
 	}
 	return string(b)
+}
+
+// IsForwarder reports whether a command handler runs hookc, the forwarder to hookd: its
+// program (the first word of a shell-form command after any VAR=value assignments, or
+// the command itself in exec form) is named hookc. hookd never runs such a handler — it
+// would forward the event to itself — and `hookd install claude-code` treats it as its
+// own forwarder.
+func IsForwarder(command string, args []string) bool {
+	prog := strings.TrimSpace(command)
+	if args == nil {
+		rest := prog
+		for {
+			prog, rest = nextWord(rest)
+			if !isAssignment(prog) {
+				break
+			}
+		}
+	}
+	return filepath.Base(prog) == "hookc"
+}
+
+func isAssignment(w string) bool {
+	eq := strings.IndexByte(w, '=')
+	if eq <= 0 {
+		return false
+	}
+	for i := 0; i < eq; i++ {
+		c := w[i]
+		if !(c == '_' || c >= 'A' && c <= 'Z' || c >= 'a' && c <= 'z' || i > 0 && c >= '0' && c <= '9') {
+			return false
+		}
+	}
+	return true
+}
+
+// nextWord splits the first word off a shell command, with simple quoting ('…', "…",
+// \x) removed. Enough to name the program of the commands hookd writes; not a shell
+// parser.
+func nextWord(s string) (word, rest string) {
+	s = strings.TrimLeft(s, " \t\n")
+	var b strings.Builder
+	var quote byte
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		switch {
+		case quote != 0:
+			if c == quote {
+				quote = 0
+			} else if c == '\\' && quote == '"' && i+1 < len(s) {
+				i++
+				b.WriteByte(s[i])
+			} else {
+				b.WriteByte(c)
+			}
+		case c == '\'' || c == '"':
+			quote = c
+		case c == '\\' && i+1 < len(s):
+			i++
+			b.WriteByte(s[i])
+		case c == ' ' || c == '\t' || c == '\n' || c == ';' || c == '&' || c == '|':
+			return b.String(), s[i:]
+		default:
+			b.WriteByte(c)
+		}
+	}
+	return b.String(), ""
 }

@@ -165,9 +165,26 @@ func Compile(files []*File) *Snapshot {
 	}
 	s.Rules = rules.NewSet(pooled)
 
+	// Claude Code files whose command and http hooks `hookd install claude-code` moved into
+	// a hookd-owned file: what is left in them (the forwarder, prompt/agent/mcp_tool
+	// handlers, hooks added after the install) is run by Claude Code itself, so hookd
+	// running it too would run it twice.
+	delegated := map[string]string{}
+	for _, f := range s.Files {
+		if f.Ref.Kind == KindHookd && f.Settings != nil && f.Settings.Hookd != nil {
+			if p := ClaudePathFor(f.Ref); p != "" {
+				delegated[filepath.Clean(p)] = f.Ref.Path
+			}
+		}
+	}
+
 	// Handlers per event, configuration order.
 	keyIDs := map[string]map[string]int{}
 	for _, f := range s.Files {
+		movedTo := ""
+		if f.Ref.Kind != KindHookd {
+			movedTo = delegated[filepath.Clean(f.Ref.Path)]
+		}
 		for _, h := range f.Handlers {
 			name := h.Event.Name
 			ix := s.byEvent[name]
@@ -180,6 +197,9 @@ func Compile(files []*File) *Snapshot {
 			s.all = append(s.all, h)
 
 			reason, blocked := s.reason(h, disableFrom)
+			if movedTo != "" && !blocked {
+				reason, blocked = "run by Claude Code: hookd install claude-code moved this file's command and http hooks to "+movedTo, true
+			}
 			if reason != "" {
 				s.reasons[h] = reason
 			}
@@ -223,6 +243,8 @@ func (s *Snapshot) reason(h *Handler, disableFrom string) (reason string, blocke
 		return "disableAllHooks is set (" + disableFrom + "): only managed hooks run", true
 	case s.ManagedOnly && !managed:
 		return "allowManagedHooksOnly is set in managed settings: only managed hooks run", true
+	case h.Type == events.Command && IsForwarder(h.Command, h.Args):
+		return "forwards events to hookd (hookc); hookd never runs it, it would call itself", true
 	case h.If != nil && !h.Event.ToolEvent:
 		return fmt.Sprintf("\"if\" is evaluated only on tool events; never runs on %s", h.Event.Name), true
 	case !h.Runnable:

@@ -68,12 +68,17 @@ func (r FileRef) precedence() int {
 
 // base is the directory that "/x" permission-rule patterns are relative to (spec §8):
 // project and local settings → the project root; user → the user dir (~/.claude);
-// managed → the managed dir (also for managed-settings.d drop-ins); --settings and
-// hookd-owned files → the file's own directory. It follows where the file physically is
-// (Kind), not its label.
+// managed → the managed dir (also for managed-settings.d drop-ins); --settings files →
+// the file's own directory. It follows where the file physically is (Kind), not its
+// label — except for hookd-owned files with an Origin, which sit next to the Claude Code
+// file their hooks came from and resolve `if` patterns exactly as it would.
 func (r FileRef) base() string {
 	dir := filepath.Dir(r.Path)
-	switch r.Kind {
+	kind := r.Kind
+	if kind == KindHookd && r.Origin != "" {
+		kind = r.Origin
+	}
+	switch kind {
 	case KindProject, KindLocal:
 		if filepath.Base(dir) == ".claude" {
 			return filepath.Dir(dir)
@@ -90,6 +95,42 @@ const (
 	managedFile    = "managed-settings.json"
 	managedDropIns = "managed-settings.d"
 )
+
+// Where `hookd install claude-code` moves the hooks of each Claude Code settings file:
+// a file beside it that Claude Code does not read (it reads only settings.json and
+// settings.local.json there). Same schema as a settings file, plus a top-level "hookd"
+// object recording the installation (HookdMeta).
+const (
+	HookdFile      = "hookd.json"       // beside ~/.claude/settings.json and <project>/.claude/settings.json
+	HookdLocalFile = "hookd.local.json" // beside <project>/.claude/settings.local.json
+)
+
+// HookdPathFor returns the hookd-owned file that holds the hooks moved out of the Claude
+// Code settings file at settingsPath, of kind user, project or local.
+func HookdPathFor(settingsPath string, kind Kind) string {
+	name := HookdFile
+	if kind == KindLocal {
+		name = HookdLocalFile
+	}
+	return filepath.Join(filepath.Dir(settingsPath), name)
+}
+
+// ClaudePathFor is the inverse of HookdPathFor: the Claude Code settings file whose hooks
+// the hookd-owned file ref holds ("" unless ref is KindHookd with a user, project or
+// local Origin).
+func ClaudePathFor(ref FileRef) string {
+	if ref.Kind != KindHookd {
+		return ""
+	}
+	dir := filepath.Dir(ref.Path)
+	switch ref.Origin {
+	case KindUser, KindProject:
+		return filepath.Join(dir, "settings.json")
+	case KindLocal:
+		return filepath.Join(dir, "settings.local.json")
+	}
+	return ""
+}
 
 // Sources locates the settings files of one project.
 type Sources struct {
@@ -129,7 +170,10 @@ func (s Sources) userDir() string {
 func (s Sources) ManagedDropInDir() string { return filepath.Join(s.managedDir(), managedDropIns) }
 
 // Files returns every candidate settings file in configuration order: the managed file,
-// the managed drop-ins (alphabetical), user, project, local, then Extra. Files that do not
+// the managed drop-ins (alphabetical), user, project, local, then Extra. Each of user,
+// project and local is followed by its hookd-owned file (HookdPathFor: Kind hookd, Origin
+// the Claude Code file's kind), which holds the hooks `hookd install claude-code` moved
+// out of it — so moved hooks keep their place in configuration order. Files that do not
 // exist are listed too, so the daemon can watch for them; LoadFile reports them absent.
 // Drop-ins are the only entries that depend on the disk: the *.json files present in
 // managed-settings.d now (hidden files, such as editor swap files, are skipped).
@@ -139,14 +183,17 @@ func (s Sources) Files() []FileRef {
 	for _, name := range dropIns(s.ManagedDropInDir()) {
 		out = append(out, FileRef{Path: filepath.Join(s.ManagedDropInDir(), name), Kind: KindManaged})
 	}
+	claude := func(path string, kind Kind) {
+		out = append(out, FileRef{Path: path, Kind: kind},
+			FileRef{Path: HookdPathFor(path, kind), Kind: KindHookd, Origin: kind})
+	}
 	if ud := s.userDir(); ud != "" {
-		out = append(out, FileRef{Path: filepath.Join(ud, "settings.json"), Kind: KindUser})
+		claude(filepath.Join(ud, "settings.json"), KindUser)
 	}
 	if s.ProjectDir != "" {
 		cd := filepath.Join(s.ProjectDir, ".claude")
-		out = append(out,
-			FileRef{Path: filepath.Join(cd, "settings.json"), Kind: KindProject},
-			FileRef{Path: filepath.Join(cd, "settings.local.json"), Kind: KindLocal})
+		claude(filepath.Join(cd, "settings.json"), KindProject)
+		claude(filepath.Join(cd, "settings.local.json"), KindLocal)
 	}
 	for _, e := range s.Extra {
 		if e.Kind == "" {

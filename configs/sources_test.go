@@ -54,8 +54,11 @@ func TestSourcesFilesOrder(t *testing.T) {
 		{Path: filepath.Join(managed, "managed-settings.d", "10-a.json"), Kind: KindManaged},
 		{Path: filepath.Join(managed, "managed-settings.d", "20-b.json"), Kind: KindManaged},
 		{Path: filepath.Join(home, ".claude", "settings.json"), Kind: KindUser},
+		{Path: filepath.Join(home, ".claude", "hookd.json"), Kind: KindHookd, Origin: KindUser},
 		{Path: filepath.Join(proj, ".claude", "settings.json"), Kind: KindProject},
+		{Path: filepath.Join(proj, ".claude", "hookd.json"), Kind: KindHookd, Origin: KindProject},
 		{Path: filepath.Join(proj, ".claude", "settings.local.json"), Kind: KindLocal},
+		{Path: filepath.Join(proj, ".claude", "hookd.local.json"), Kind: KindHookd, Origin: KindLocal},
 		{Path: filepath.Join(root, "flag.json"), Kind: KindFlag},
 		{Path: filepath.Join(root, "hookd", "moved.json"), Kind: KindHookd, Origin: KindProject},
 	}
@@ -88,12 +91,16 @@ func TestSourcesFilesDefaults(t *testing.T) {
 		{"defaults", Sources{Home: "/nonexistent/h"}, []FileRef{
 			{Path: "/etc/claude-code/managed-settings.json", Kind: KindManaged},
 			{Path: "/nonexistent/h/.claude/settings.json", Kind: KindUser},
+			{Path: "/nonexistent/h/.claude/hookd.json", Kind: KindHookd, Origin: KindUser},
 		}},
 		{"explicit user dir, project", Sources{ManagedDir: "/nonexistent/m", UserDir: "/u", ProjectDir: "/p"}, []FileRef{
 			{Path: "/nonexistent/m/managed-settings.json", Kind: KindManaged},
 			{Path: "/u/settings.json", Kind: KindUser},
+			{Path: "/u/hookd.json", Kind: KindHookd, Origin: KindUser},
 			{Path: "/p/.claude/settings.json", Kind: KindProject},
+			{Path: "/p/.claude/hookd.json", Kind: KindHookd, Origin: KindProject},
 			{Path: "/p/.claude/settings.local.json", Kind: KindLocal},
+			{Path: "/p/.claude/hookd.local.json", Kind: KindHookd, Origin: KindLocal},
 		}},
 		{"no home, no user file", Sources{ManagedDir: "/nonexistent/m"}, []FileRef{
 			{Path: "/nonexistent/m/managed-settings.json", Kind: KindManaged},

@@ -34,6 +34,7 @@ func App() *cli.App {
 		},
 		Commands: []*cli.Command{
 			serveCommand(), statusCommand(), reloadCommand(), validateCommand(), runCommand(), eventsCommand(),
+			installCommand(), uninstallCommand(),
 		},
 	}
 }

@@ -1,0 +1,182 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/urfave/cli/v2"
+
+	"github.com/hookd/hookd/configs"
+	"github.com/hookd/hookd/daemon"
+	"github.com/hookd/hookd/install"
+)
+
+func installCommand() *cli.Command {
+	return &cli.Command{
+		Name:  "install",
+		Usage: "route a harness's hooks through hookd",
+		Subcommands: []*cli.Command{{
+			Name:  "claude-code",
+			Usage: "move the command/http hooks of a Claude Code settings file into hookd and forward every event",
+			Description: `Moves the command and http hooks of the chosen Claude Code settings file into hookd's own
+file beside it (~/.claude/hookd.json, <project>/.claude/hookd.json, or
+<project>/.claude/hookd.local.json for the local file), which Claude Code does not read, and
+puts one forwarding hook per event running hookc in their place. prompt, agent and mcp_tool
+hooks, permission rules and every other key stay in Claude Code's file untouched; hookd
+reads the moved hooks with their original source (status and audit still say "project" etc.).
+
+Idempotent: run it again after adding hooks to Claude Code's file to move those too. The
+Claude Code file is backed up beside itself first (settings.json.hookd-backup-<time>).
+--dry-run prints the diff and writes nothing. See docs/claude-code.md.`,
+			Flags: append(scopeFlags(),
+				&cli.StringFlag{Name: "hookc", Usage: "forwarder `PATH` written into the hook (default: the hookc next to this hookd)"},
+			),
+			Action: func(c *cli.Context) error {
+				o, err := installOptions(c)
+				if err != nil {
+					return err
+				}
+				fwd := c.String("hookc")
+				if fwd == "" {
+					if fwd, err = defaultHookc(); err != nil {
+						return err
+					}
+				} else if strings.Contains(fwd, "/") {
+					// A relative path would depend on the directory Claude Code runs in.
+					if fwd, err = filepath.Abs(fwd); err != nil {
+						return err
+					}
+				}
+				o.Forwarder = shellQuote(fwd)
+				p, err := install.PlanInstall(o)
+				if err != nil {
+					return err
+				}
+				return report(c, p)
+			},
+		}},
+	}
+}
+
+func uninstallCommand() *cli.Command {
+	return &cli.Command{
+		Name:  "uninstall",
+		Usage: "give a harness its hooks back",
+		Subcommands: []*cli.Command{{
+			Name:  "claude-code",
+			Usage: "restore the hooks `hookd install claude-code` moved, and remove the forwarders",
+			Description: `Puts the original "hooks" of the Claude Code settings file back (equal as JSON; byte for
+byte when the file was not edited since the install) and removes hookd's file. If hooks
+were edited since (in either file), puts back the hooks as they are now: Claude Code's
+file first, then hookd's. Both files are backed up first.`,
+			Flags: scopeFlags(),
+			Action: func(c *cli.Context) error {
+				o, err := installOptions(c)
+				if err != nil {
+					return err
+				}
+				p, err := install.PlanUninstall(o)
+				if err != nil {
+					return err
+				}
+				return report(c, p)
+			},
+		}},
+	}
+}
+
+func scopeFlags() []cli.Flag {
+	return []cli.Flag{
+		&cli.StringFlag{Name: "scope", Value: "user", Usage: "which Claude Code settings file: user (~/.claude/settings.json), project (<project>/.claude/settings.json) or local (<project>/.claude/settings.local.json)"},
+		&cli.StringFlag{Name: "project", Usage: "project `DIR` for --scope project|local (default: derived from the current directory)"},
+		&cli.BoolFlag{Name: "dry-run", Usage: "print the diff, write nothing"},
+	}
+}
+
+func installOptions(c *cli.Context) (install.Options, error) {
+	o := install.Options{Scope: configs.Kind(c.String("scope")), HookdVersion: daemon.Version}
+	home, _ := os.UserHomeDir()
+	switch o.Scope {
+	case configs.KindUser:
+		o.Settings = filepath.Join(c.String("user-dir"), "settings.json")
+	case configs.KindProject, configs.KindLocal:
+		project := c.String("project")
+		if project == "" {
+			wd, err := os.Getwd()
+			if err != nil {
+				return o, err
+			}
+			project = configs.ProjectDirFor(wd, home)
+		}
+		abs, err := filepath.Abs(project)
+		if err != nil {
+			return o, err
+		}
+		name := "settings.json"
+		if o.Scope == configs.KindLocal {
+			name = "settings.local.json"
+		}
+		o.Settings = filepath.Join(abs, ".claude", name)
+	default:
+		return o, fmt.Errorf("--scope %q: one of user, project, local", o.Scope)
+	}
+	if abs, err := filepath.Abs(o.Settings); err == nil {
+		o.Settings = abs
+	}
+	return o, nil
+}
+
+// report prints the plan (and its diff with --dry-run) and applies it unless dry.
+func report(c *cli.Context, p *install.Plan) error {
+	w := c.App.Writer
+	dry := c.Bool("dry-run")
+	if dry && p.Changed() {
+		fmt.Fprint(w, p.Diff())
+	}
+	for _, line := range p.Summary {
+		if dry {
+			line = "would: " + line
+		}
+		fmt.Fprintln(w, line)
+	}
+	if dry {
+		return nil
+	}
+	return p.Apply()
+}
+
+// defaultHookc is the hookc next to the running hookd.
+func defaultHookc() (string, error) {
+	self, err := os.Executable()
+	if err != nil {
+		return "", fmt.Errorf("cannot locate hookd to find hookc beside it (%v); pass --hookc PATH", err)
+	}
+	if r, err := filepath.EvalSymlinks(self); err == nil {
+		self = r
+	}
+	p := filepath.Join(filepath.Dir(self), "hookc")
+	fi, err := os.Stat(p)
+	if errors.Is(err, os.ErrNotExist) || err == nil && fi.IsDir() {
+		return "", fmt.Errorf("no hookc next to hookd (%s); pass --hookc PATH", p)
+	}
+	if err != nil {
+		return "", err
+	}
+	if fi.Mode()&0o111 == 0 {
+		return "", fmt.Errorf("%s is not executable; pass --hookc PATH", p)
+	}
+	return p, nil
+}
+
+// shellQuote quotes a path for the sh -c command line Claude Code runs, only when needed.
+func shellQuote(s string) string {
+	if s != "" && strings.IndexFunc(s, func(r rune) bool {
+		return !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || strings.ContainsRune("/._-+=:,@%", r))
+	}) < 0 {
+		return s
+	}
+	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
+}

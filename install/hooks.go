@@ -1,0 +1,334 @@
+package install
+
+import (
+	"encoding/json"
+	"fmt"
+	"math"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/hookd/hookd/configs"
+	"github.com/hookd/hookd/events"
+)
+
+// hooksValue is a settings file's "hooks" object: event → raw array of matcher groups,
+// in file order.
+type hooksValue = object
+
+// handlerInfo is what the installer reads of one handler.
+type handlerInfo struct {
+	Type    string   `json:"type"`
+	Command string   `json:"command"`
+	Args    []string `json:"args"`
+	Timeout *float64 `json:"timeout"`
+}
+
+// movable reports whether hookd runs handlers of this type itself (command and http);
+// prompt, agent and mcp_tool handlers need Claude Code's model or MCP connections and
+// stay in Claude Code's file.
+func movable(typ string) bool { return typ == "command" || typ == "http" }
+
+// split divides a hooks object into what stays in Claude Code's file (kept: handlers
+// hookd cannot run, events and entries it does not understand) and what moves to
+// hookd's file (moved: command and http handlers). Forwarders (handlers running hookc)
+// are dropped from both: the installer writes its own. Each group keeps its matcher and
+// any other keys on both sides; a side that ends up with no handler for a group does
+// not get the group. forwarders counts the dropped forwarders.
+func split(h hooksValue) (kept, moved hooksValue, forwarders int) {
+	kept, moved = object{}, object{}
+	for _, ev := range h {
+		if _, known := events.Lookup(ev.Key); !known {
+			kept = append(kept, ev) // Claude Code's business (it warns and skips)
+			continue
+		}
+		groups, err := parseArray(ev.Val)
+		if err != nil {
+			kept = append(kept, ev)
+			continue
+		}
+		var kg, mg []json.RawMessage
+		for _, g := range groups {
+			grp, err := parseObject(g)
+			hraw, ok := grp.get("hooks")
+			if err != nil || !ok {
+				kg = append(kg, g)
+				continue
+			}
+			hs, err := parseArray(hraw)
+			if err != nil {
+				kg = append(kg, g)
+				continue
+			}
+			var kh, mh []json.RawMessage
+			for _, x := range hs {
+				var hi handlerInfo
+				if json.Unmarshal(x, &hi) != nil {
+					kh = append(kh, x)
+					continue
+				}
+				switch {
+				case hi.Type == "command" && configs.IsForwarder(hi.Command, hi.Args):
+					forwarders++
+				case movable(hi.Type):
+					mh = append(mh, x)
+				default:
+					kh = append(kh, x)
+				}
+			}
+			if len(kh) > 0 || len(hs) == 0 && len(mh) == 0 {
+				kg = append(kg, grp.set("hooks", array(kh)).raw())
+			}
+			if len(mh) > 0 {
+				mg = append(mg, grp.set("hooks", array(mh)).raw())
+			}
+		}
+		if len(kg) > 0 || len(groups) == 0 {
+			kept = append(kept, member{ev.Key, array(kg)})
+		}
+		if len(mg) > 0 {
+			moved = append(moved, member{ev.Key, array(mg)})
+		}
+	}
+	return kept, moved, forwarders
+}
+
+// withoutForwarders is h with every forwarder removed (groups left empty by it dropped).
+func withoutForwarders(h hooksValue) hooksValue {
+	out := object{}
+	for _, ev := range h {
+		groups, err := parseArray(ev.Val)
+		if err != nil {
+			out = append(out, ev)
+			continue
+		}
+		var gs []json.RawMessage
+		for _, g := range groups {
+			grp, err := parseObject(g)
+			hraw, ok := grp.get("hooks")
+			hs, err2 := parseArray(hraw)
+			if err != nil || !ok || err2 != nil {
+				gs = append(gs, g)
+				continue
+			}
+			var keep []json.RawMessage
+			for _, x := range hs {
+				var hi handlerInfo
+				if json.Unmarshal(x, &hi) == nil && hi.Type == "command" && configs.IsForwarder(hi.Command, hi.Args) {
+					continue
+				}
+				keep = append(keep, x)
+			}
+			if len(keep) == 0 && len(hs) > 0 {
+				continue
+			}
+			gs = append(gs, grp.set("hooks", array(keep)).raw())
+		}
+		if len(gs) == 0 && len(groups) > 0 {
+			continue
+		}
+		out = append(out, member{ev.Key, array(gs)})
+	}
+	return out
+}
+
+// merge appends b's groups to a's, event by event (a's events first, in order, then b's
+// new ones).
+func merge(a, b hooksValue) hooksValue {
+	out := append(object{}, a...)
+	for _, ev := range b {
+		if cur, ok := out.get(ev.Key); ok {
+			x, err1 := parseArray(cur)
+			y, err2 := parseArray(ev.Val)
+			if err1 == nil && err2 == nil {
+				out = out.set(ev.Key, array(append(x, y...)))
+				continue
+			}
+		}
+		out = append(out, ev)
+	}
+	return out
+}
+
+// count is the number of handlers in h.
+func count(h hooksValue) int {
+	n := 0
+	eachHandler(h, func(string, *string, handlerInfo) { n++ })
+	return n
+}
+
+// eachHandler calls fn for every decodable handler of h, with its event and group matcher
+// (nil when the group has none).
+func eachHandler(h hooksValue, fn func(event string, matcher *string, hi handlerInfo)) {
+	for _, ev := range h {
+		groups, _ := parseArray(ev.Val)
+		for _, g := range groups {
+			grp, err := parseObject(g)
+			if err != nil {
+				continue
+			}
+			var m *string
+			if mraw, ok := grp.get("matcher"); ok {
+				var s string
+				if json.Unmarshal(mraw, &s) == nil {
+					m = &s
+				}
+			}
+			hraw, _ := grp.get("hooks")
+			hs, _ := parseArray(hraw)
+			for _, x := range hs {
+				var hi handlerInfo
+				if json.Unmarshal(x, &hi) == nil {
+					fn(ev.Key, m, hi)
+				}
+			}
+		}
+	}
+}
+
+// DefaultForwarderTimeout is the forwarder's timeout when the moved hooks of its event
+// need no more: Claude Code's own default for command hooks (spec §3.2).
+const DefaultForwarderTimeout = 600 * time.Second
+
+// forwarderMargin is how much longer the forwarder may take than the slowest moved hook:
+// hookd enforces each hook's own timeout and then still has to merge and answer, so
+// Claude Code must not give up on hookc at the same instant.
+const forwarderMargin = 30 * time.Second
+
+// Forwarding lists, for each event, whether the installer puts a forwarder there and why
+// not when it does not. Claude Code runs the forwarder for every event it fires, so
+// every event reaches hookd — also events whose hooks are added to hookd's file after
+// the install — at the cost of one hookc start per event (about 3 ms against a running
+// daemon). Three events are the exception, because the mere presence of a hook changes
+// what Claude Code does there:
+//
+//   - WorktreeCreate: a hook replaces Claude Code's own `git worktree add`, so a
+//     forwarder with nothing behind it would break worktree creation;
+//   - WorktreeRemove: likewise replaces the default removal;
+//   - FileChanged: the matchers build the list of files Claude Code watches (spec §2); a
+//     "*" matcher would watch a file literally named "*".
+//
+// These get a forwarder only when hooks of theirs were moved, and FileChanged then one
+// group per moved matcher, so Claude Code watches exactly the files it watched before.
+func Forwarding(event string) (always bool, why string) {
+	switch event {
+	case "WorktreeCreate", "WorktreeRemove":
+		return false, "a hook there replaces Claude Code's own worktree handling; forwarded only when hooks were moved"
+	case "FileChanged":
+		return false, "matchers there are the list of watched files; forwarded only for the moved matchers"
+	}
+	return true, ""
+}
+
+// forwarders builds the forwarding hooks for every event: one matcher group per event
+// (matcher "*" where the event has a matcher field, none otherwise) running cmd, with a
+// timeout covering the slowest moved hook of that event.
+func forwarders(moved hooksValue, cmd string) hooksValue {
+	slowest := map[string]time.Duration{}
+	explicit := map[string]time.Duration{}
+	fileMatchers := []*string{}
+	seenMatcher := map[string]bool{}
+	movedEvents := map[string]bool{}
+	eachHandler(moved, func(event string, m *string, hi handlerInfo) {
+		movedEvents[event] = true
+		ev, _ := events.Lookup(event)
+		d := time.Duration(0)
+		if hi.Timeout != nil && *hi.Timeout > 0 && !math.IsInf(*hi.Timeout, 0) {
+			d = time.Duration(*hi.Timeout * float64(time.Second))
+			explicit[event] = max(explicit[event], d)
+		} else if ev != nil {
+			d = ev.DefaultTimeout
+		}
+		slowest[event] = max(slowest[event], d)
+		if event == "FileChanged" {
+			key := "\x00none"
+			if m != nil {
+				key = *m
+			}
+			if !seenMatcher[key] {
+				seenMatcher[key] = true
+				fileMatchers = append(fileMatchers, m)
+			}
+		}
+	})
+	out := object{}
+	for _, name := range events.Names() {
+		ev, _ := events.Lookup(name)
+		if always, _ := Forwarding(name); !always && !movedEvents[name] {
+			continue
+		}
+		timeout := DefaultForwarderTimeout
+		if s := slowest[name] + forwarderMargin; slowest[name] > 0 && s > timeout {
+			timeout = s
+		}
+		handler := object{{"type", str("command")}, {"command", str(cmd)}}
+		switch {
+		case name == "SessionEnd":
+			// SessionEnd hooks share a budget of 1.5 s that the largest timeout in the
+			// settings files raises (spec §3.2): a forwarder timeout of its own would
+			// change how long Claude Code waits at exit. Carry over only what the moved
+			// hooks asked for.
+			if d := explicit[name]; d > 0 {
+				handler = append(handler, member{"timeout", seconds(d)})
+			}
+		default:
+			handler = append(handler, member{"timeout", seconds(timeout)})
+		}
+		hooks := array([]json.RawMessage{handler.raw()})
+		var groups []json.RawMessage
+		switch {
+		case name == "FileChanged":
+			for _, m := range fileMatchers {
+				g := object{}
+				if m != nil {
+					g = append(g, member{"matcher", str(*m)})
+				}
+				groups = append(groups, append(g, member{"hooks", hooks}).raw())
+			}
+		case ev.MatcherField != "":
+			groups = append(groups, object{{"matcher", str("*")}, {"hooks", hooks}}.raw())
+		default:
+			groups = append(groups, object{{"hooks", hooks}}.raw())
+		}
+		out = append(out, member{name, array(groups)})
+	}
+	return out
+}
+
+func seconds(d time.Duration) json.RawMessage {
+	s := d.Seconds()
+	if s == math.Trunc(s) {
+		return json.RawMessage(fmt.Sprintf("%d", int64(s)))
+	}
+	return mustJSON(s)
+}
+
+// withForwarders puts the forwarders into kept: events already there get the
+// forwarder group after their own groups; the others follow in catalogue order.
+func withForwarders(kept, fwd hooksValue) hooksValue {
+	return merge(kept, fwd)
+}
+
+// eventsOf lists the events of h, sorted.
+func eventsOf(h hooksValue) []string {
+	var out []string
+	for _, ev := range h {
+		out = append(out, ev.Key)
+	}
+	sort.Strings(out)
+	return out
+}
+
+func plural(n int, one, many string) string {
+	if n == 1 {
+		return "1 " + one
+	}
+	return fmt.Sprintf("%d %s", n, many)
+}
+
+func joinOrNone(xs []string) string {
+	if len(xs) == 0 {
+		return "none"
+	}
+	return strings.Join(xs, ", ")
+}

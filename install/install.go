@@ -1,0 +1,567 @@
+// Package install moves Claude Code's command and http hooks into hookd and back.
+//
+// `hookd install claude-code --scope S` rewrites one Claude Code settings file (user
+// ~/.claude/settings.json, project <project>/.claude/settings.json, or local
+// <project>/.claude/settings.local.json):
+//
+//   - its command and http handlers move, verbatim and with their matcher groups, into a
+//     hookd-owned file beside it (configs.HookdPathFor: hookd.json, or hookd.local.json for
+//     the local file) that Claude Code does not read; hookd's loader reads it with the
+//     original file's label, precedence and `if` base, and leaves whatever is still in the
+//     Claude Code file to Claude Code;
+//   - prompt, agent and mcp_tool handlers (which need Claude Code's model or MCP
+//     connections), events hookd does not know, and every other key stay where they are,
+//     in order; permission rules stay too — hookd reads them there;
+//   - in their place goes one forwarding hook per event running hookc (see Forwarding for
+//     which events and why, and forwarders for the timeouts).
+//
+// The installer never adds a key of its own to a Claude Code file (Claude Code 2.1.330
+// ignores a settings file with an unknown top-level key, spec §12): its record — the
+// original "hooks" value, the forwarder command, the backup's name — lives in the
+// hookd-owned file under "hookd". Uninstall puts the original "hooks" value back
+// (equal as JSON; byte for byte when the file was not touched since) when nothing changed
+// since the install, and otherwise the hooks as they are now, Claude Code's first.
+//
+// Install is idempotent: run again, it moves hooks added to the Claude Code file since,
+// refreshes the forwarders (a new hookc path, a timeout raised by a new hook), and
+// otherwise changes nothing. Every write is atomic (temp file and rename; the file mode
+// is kept), and the Claude Code file is backed up beside itself first.
+package install
+
+import (
+	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/rogpeppe/go-internal/diff"
+
+	"github.com/hookd/hookd/configs"
+)
+
+// MetaVersion is the version of the "hookd" record in hookd-owned files.
+const MetaVersion = 1
+
+// Meta is the "hookd" record the installer keeps in the hookd-owned file.
+type Meta struct {
+	Version       int    `json:"version"`
+	Scope         string `json:"scope"`
+	InstalledFrom string `json:"installed_from"`
+	Forwarder     string `json:"forwarder"`
+	InstalledAt   string `json:"installed_at"`
+	HookdVersion  string `json:"hookd_version,omitempty"`
+	// SettingsExisted: the Claude Code file existed before the install (uninstall removes
+	// a file it created, when nothing else was added to it since).
+	SettingsExisted bool `json:"settings_existed"`
+	// Backup is the copy of the Claude Code file made by the first install.
+	Backup string `json:"backup,omitempty"`
+	// OriginalHooks is the Claude Code file's "hooks" value before the first install;
+	// absent when it had none.
+	OriginalHooks json.RawMessage `json:"original_hooks,omitempty"`
+	// OriginalSHA256 and InstalledSHA256 are the Claude Code file's digest before and
+	// after the first install: when the file is still exactly as installed and the backup
+	// still as original, uninstall restores the backup's bytes.
+	OriginalSHA256  string `json:"original_sha256,omitempty"`
+	InstalledSHA256 string `json:"installed_sha256,omitempty"`
+}
+
+func digest(b []byte) string {
+	if b == nil {
+		return ""
+	}
+	s := sha256.Sum256(b)
+	return hex.EncodeToString(s[:])
+}
+
+// Options say what to install or uninstall.
+type Options struct {
+	// Scope is configs.KindUser, KindProject or KindLocal.
+	Scope configs.Kind
+	// Settings is the Claude Code settings file of that scope.
+	Settings string
+	// Forwarder is the command of the forwarding hook (hookc, by absolute path).
+	Forwarder string
+	// HookdVersion is recorded in the hookd-owned file.
+	HookdVersion string
+	// Now stamps backups and the record; zero means time.Now.
+	Now time.Time
+}
+
+// Plan is a computed change to the two files; Apply carries it out.
+type Plan struct {
+	Settings, Hookd string // paths
+	// Before/After contents; nil means the file is (or will be) absent.
+	SettingsBefore, SettingsAfter []byte
+	HookdBefore, HookdAfter       []byte
+	// Backups maps each file that will be backed up to its backup's path.
+	Backups map[string]string
+	// Summary says what the plan does, one line per fact.
+	Summary []string
+}
+
+// Changed reports whether applying the plan would change anything.
+func (p *Plan) Changed() bool {
+	return !sameFile(p.SettingsBefore, p.SettingsAfter) || !sameFile(p.HookdBefore, p.HookdAfter)
+}
+
+func sameFile(a, b []byte) bool { return (a == nil) == (b == nil) && bytes.Equal(a, b) }
+
+// Diff renders the plan as unified diffs of both files.
+func (p *Plan) Diff() string {
+	var b strings.Builder
+	for _, f := range []struct {
+		path          string
+		before, after []byte
+	}{{p.Hookd, p.HookdBefore, p.HookdAfter}, {p.Settings, p.SettingsBefore, p.SettingsAfter}} {
+		if sameFile(f.before, f.after) {
+			continue
+		}
+		oldName, newName := f.path, f.path
+		if f.before == nil {
+			oldName = "/dev/null"
+		}
+		if f.after == nil {
+			newName = "/dev/null"
+		}
+		b.Write(diff.Diff(oldName, f.before, newName, f.after))
+	}
+	return b.String()
+}
+
+// Apply writes the plan: backups first, then the files, in the order that never lets a
+// hook run twice (install: hookd's file, then Claude Code's; uninstall: hookd's file
+// removed, then Claude Code's restored).
+func (p *Plan) Apply() error {
+	if !p.Changed() {
+		return nil
+	}
+	for from, to := range p.Backups {
+		data, err := os.ReadFile(from)
+		if err != nil {
+			return fmt.Errorf("backing up %s: %w", from, err)
+		}
+		f, err := os.OpenFile(to, os.O_WRONLY|os.O_CREATE|os.O_EXCL, fileMode(from))
+		if err == nil {
+			_, err = f.Write(data)
+			if cerr := f.Close(); err == nil {
+				err = cerr
+			}
+		}
+		if err != nil {
+			return fmt.Errorf("backing up %s: %w", from, err)
+		}
+	}
+	steps := []func() error{
+		func() error { return writeOrRemove(p.Hookd, p.HookdBefore, p.HookdAfter, 0o644) },
+		func() error { return writeOrRemove(p.Settings, p.SettingsBefore, p.SettingsAfter, 0o644) },
+	}
+	for _, step := range steps {
+		if err := step(); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func writeOrRemove(path string, before, after []byte, mode fs.FileMode) error {
+	if sameFile(before, after) {
+		return nil
+	}
+	if after == nil {
+		if err := os.Remove(path); err != nil && !errors.Is(err, fs.ErrNotExist) {
+			return err
+		}
+		return nil
+	}
+	if before != nil {
+		mode = fileMode(path)
+	}
+	return writeAtomic(path, after, mode)
+}
+
+func fileMode(path string) fs.FileMode {
+	if fi, err := os.Stat(path); err == nil {
+		return fi.Mode().Perm()
+	}
+	return 0o644
+}
+
+// writeAtomic writes via a temp file in the same directory and a rename, so a reader
+// (Claude Code's watcher, hookd's) never sees half a file.
+func writeAtomic(path string, data []byte, mode fs.FileMode) error {
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		return err
+	}
+	tmp, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".hookd-*")
+	if err != nil {
+		return err
+	}
+	defer os.Remove(tmp.Name())
+	if _, err := tmp.Write(data); err != nil {
+		tmp.Close()
+		return err
+	}
+	if err := tmp.Chmod(mode); err != nil {
+		tmp.Close()
+		return err
+	}
+	if err := tmp.Sync(); err != nil {
+		tmp.Close()
+		return err
+	}
+	if err := tmp.Close(); err != nil {
+		return err
+	}
+	return os.Rename(tmp.Name(), path)
+}
+
+// readOptional returns a file's bytes, or nil when it does not exist.
+func readOptional(path string) ([]byte, error) {
+	data, err := os.ReadFile(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	if data == nil {
+		data = []byte{}
+	}
+	return data, nil
+}
+
+// settingsFile is a parsed Claude Code settings file.
+type settingsFile struct {
+	data     []byte // nil when absent
+	top      object
+	hooks    hooksValue
+	hasHooks bool
+}
+
+func readSettings(path string) (*settingsFile, error) {
+	data, err := readOptional(path)
+	if err != nil {
+		return nil, err
+	}
+	sf := &settingsFile{data: data, hooks: object{}}
+	if data == nil || len(bytes.TrimSpace(data)) == 0 {
+		return sf, nil
+	}
+	sf.top, err = parseObject(data)
+	if err != nil {
+		return nil, fmt.Errorf("%s: not a valid settings file (%v); fix it first", path, err)
+	}
+	if raw, ok := sf.top.get("hooks"); ok {
+		sf.hasHooks = true
+		if sf.hooks, err = parseObject(raw); err != nil {
+			return nil, fmt.Errorf("%s: \"hooks\" must be an object of event names; fix it first", path)
+		}
+	}
+	return sf, nil
+}
+
+// hookdFile is a parsed hookd-owned file.
+type hookdFile struct {
+	data  []byte
+	top   object
+	meta  *Meta
+	hooks hooksValue
+}
+
+func readHookd(path string) (*hookdFile, error) {
+	data, err := readOptional(path)
+	if err != nil || data == nil {
+		return &hookdFile{hooks: object{}}, err
+	}
+	hf := &hookdFile{data: data, hooks: object{}}
+	if hf.top, err = parseObject(data); err != nil {
+		return nil, fmt.Errorf("%s: not valid JSON (%v); fix or remove it first", path, err)
+	}
+	if raw, ok := hf.top.get("hookd"); ok {
+		hf.meta = &Meta{}
+		if err := json.Unmarshal(raw, hf.meta); err != nil {
+			return nil, fmt.Errorf("%s: the \"hookd\" record is damaged (%v)", path, err)
+		}
+	}
+	if raw, ok := hf.top.get("hooks"); ok {
+		if hf.hooks, err = parseObject(raw); err != nil {
+			return nil, fmt.Errorf("%s: \"hooks\" must be an object of event names", path)
+		}
+	}
+	return hf, nil
+}
+
+func (o Options) now() time.Time {
+	if o.Now.IsZero() {
+		return time.Now()
+	}
+	return o.Now
+}
+
+func (o Options) check() error {
+	switch o.Scope {
+	case configs.KindUser, configs.KindProject, configs.KindLocal:
+	default:
+		return fmt.Errorf("unknown scope %q (user, project or local)", o.Scope)
+	}
+	if o.Settings == "" {
+		return errors.New("no settings file")
+	}
+	return nil
+}
+
+// backupName is a backup path beside path that does not exist yet (an uninstall in the
+// same second as the install must not overwrite the install's backup).
+func backupName(path string, now time.Time) string {
+	base := path + ".hookd-backup-" + now.UTC().Format("20060102T150405Z")
+	name := base
+	for i := 2; ; i++ {
+		if _, err := os.Lstat(name); errors.Is(err, fs.ErrNotExist) {
+			return name
+		}
+		name = fmt.Sprintf("%s-%d", base, i)
+	}
+}
+
+// PlanInstall computes the install for o.
+func PlanInstall(o Options) (*Plan, error) {
+	if err := o.check(); err != nil {
+		return nil, err
+	}
+	if strings.TrimSpace(o.Forwarder) == "" {
+		return nil, errors.New("no forwarder command")
+	}
+	if !configs.IsForwarder(o.Forwarder, nil) {
+		return nil, fmt.Errorf("the forwarder %q does not run a program named hookc; hookd could not tell it from a real hook", o.Forwarder)
+	}
+	hpath := configs.HookdPathFor(o.Settings, o.Scope)
+	sf, err := readSettings(o.Settings)
+	if err != nil {
+		return nil, err
+	}
+	hf, err := readHookd(hpath)
+	if err != nil {
+		return nil, err
+	}
+	if hf.data != nil && hf.meta == nil {
+		return nil, fmt.Errorf("%s exists but was not written by hookd install; move its hooks into %s or remove it first", hpath, o.Settings)
+	}
+	now := o.now()
+	p := &Plan{Settings: o.Settings, Hookd: hpath, SettingsBefore: sf.data, HookdBefore: hf.data, Backups: map[string]string{}}
+
+	kept, newlyMoved, _ := split(sf.hooks)
+	var meta Meta
+	var moved hooksValue
+	if hf.meta == nil { // first install
+		meta = Meta{
+			Version: MetaVersion, Scope: string(o.Scope), InstalledFrom: o.Settings, Forwarder: o.Forwarder,
+			InstalledAt: now.UTC().Format(time.RFC3339), HookdVersion: o.HookdVersion, SettingsExisted: sf.data != nil,
+		}
+		if sf.hasHooks {
+			meta.OriginalHooks, _ = sf.top.get("hooks")
+		}
+		meta.OriginalSHA256 = digest(sf.data)
+		moved = newlyMoved
+	} else {
+		meta = *hf.meta
+		meta.Forwarder = o.Forwarder
+		moved = merge(hf.hooks, newlyMoved)
+	}
+	fwd := forwarders(moved, o.Forwarder)
+	newHooks := withForwarders(kept, fwd)
+
+	// The Claude Code file: only "hooks" changes.
+	var sAfter []byte
+	if sf.data == nil || len(bytes.TrimSpace(sf.data)) == 0 {
+		sAfter = append(indent(object{{"hooks", newHooks.raw()}}.raw(), "", "  "), '\n')
+	} else if sf.hasHooks && equalJSON(newHooks.raw(), mustRaw(sf.top, "hooks")) {
+		sAfter = sf.data // already as it should be
+	} else if sAfter, err = spliceTopLevel(sf.data, "hooks", newHooks.raw()); err != nil {
+		return nil, fmt.Errorf("%s: %w", o.Settings, err)
+	}
+	p.SettingsAfter = sAfter
+	if sf.data != nil && !bytes.Equal(sf.data, sAfter) {
+		p.Backups[o.Settings] = backupName(o.Settings, now)
+		if meta.Backup == "" {
+			meta.Backup = p.Backups[o.Settings]
+		}
+	}
+
+	if hf.meta == nil {
+		meta.InstalledSHA256 = digest(sAfter)
+	}
+
+	// hookd's file: rewritten only when its content changes.
+	if hf.meta != nil && len(newlyMoved) == 0 && hf.meta.Forwarder == o.Forwarder {
+		p.HookdAfter = hf.data
+	} else {
+		top := object{{"hookd", mustJSON(meta)}, {"hooks", moved.raw()}}
+		for _, m := range hf.top { // keys someone added by hand stay
+			if m.Key != "hookd" && m.Key != "hooks" {
+				top = append(top, m)
+			}
+		}
+		p.HookdAfter = append(indent(top.raw(), "", "  "), '\n')
+	}
+
+	// Summary.
+	nKept := count(kept)
+	switch {
+	case !p.Changed():
+		p.Summary = append(p.Summary, fmt.Sprintf("already installed: %s forwards every event to hookd (%s)", o.Settings, o.Forwarder))
+	case hf.meta == nil:
+		p.Summary = append(p.Summary, fmt.Sprintf("moved %s (%s) from %s to %s",
+			plural(count(newlyMoved), "command/http hook", "command/http hooks"), joinOrNone(eventsOf(newlyMoved)), o.Settings, hpath))
+	default:
+		if n := count(newlyMoved); n > 0 {
+			p.Summary = append(p.Summary, fmt.Sprintf("moved %s added since the last install (%s) from %s to %s",
+				plural(n, "hook", "hooks"), joinOrNone(eventsOf(newlyMoved)), o.Settings, hpath))
+		}
+		if hf.meta.Forwarder != o.Forwarder {
+			p.Summary = append(p.Summary, fmt.Sprintf("forwarder changed from %s to %s", hf.meta.Forwarder, o.Forwarder))
+		}
+	}
+	if p.Changed() {
+		if nKept > 0 {
+			p.Summary = append(p.Summary, fmt.Sprintf("kept %s that hookd cannot run (prompt, agent, mcp_tool) in %s", plural(nKept, "hook", "hooks"), o.Settings))
+		}
+		p.Summary = append(p.Summary, fmt.Sprintf("forwarding %d events to %s", len(fwd), o.Forwarder))
+		if b, ok := p.Backups[o.Settings]; ok {
+			p.Summary = append(p.Summary, "backup: "+b)
+		}
+	}
+	return p, nil
+}
+
+func mustRaw(o object, key string) json.RawMessage {
+	v, _ := o.get(key)
+	return v
+}
+
+// PlanUninstall computes the uninstall for o (o.Forwarder is not needed).
+func PlanUninstall(o Options) (*Plan, error) {
+	if err := o.check(); err != nil {
+		return nil, err
+	}
+	hpath := configs.HookdPathFor(o.Settings, o.Scope)
+	hf, err := readHookd(hpath)
+	if err != nil {
+		return nil, err
+	}
+	if hf.meta == nil {
+		if hf.data != nil {
+			return nil, fmt.Errorf("%s was not written by hookd install; nothing to uninstall", hpath)
+		}
+		return nil, fmt.Errorf("not installed: no %s", hpath)
+	}
+	sf, err := readSettings(o.Settings)
+	if err != nil {
+		return nil, err
+	}
+	now := o.now()
+	p := &Plan{Settings: o.Settings, Hookd: hpath, SettingsBefore: sf.data, HookdBefore: hf.data, Backups: map[string]string{}}
+
+	current := withoutForwarders(sf.hooks)
+	meta := hf.meta
+	var orig hooksValue
+	if meta.OriginalHooks != nil {
+		if orig, err = parseObject(meta.OriginalHooks); err != nil {
+			return nil, fmt.Errorf("%s: original_hooks is damaged (%v); restore from the backup %s", hpath, err, meta.Backup)
+		}
+	}
+	origKept, origMoved, _ := split(orig)
+	// The original comes back exactly when nothing changed since the install: what is
+	// left in Claude Code's file is what the install left there, and hookd's file holds
+	// what the install moved.
+	_, stillMovable, _ := split(current)
+	unchanged := len(stillMovable) == 0 && equalJSON(keptOnly(current).raw(), origKept.raw()) && equalJSON(hf.hooks.raw(), origMoved.raw())
+
+	var sAfter []byte
+	switch {
+	case unchanged && !meta.SettingsExisted && onlyHooks(sf.top):
+		sAfter = nil // the install created the file; remove it again
+		p.Summary = append(p.Summary, fmt.Sprintf("removed %s (the install created it)", o.Settings))
+	case unchanged && meta.OriginalHooks == nil:
+		if sf.data != nil {
+			if sAfter, err = spliceTopLevel(sf.data, "hooks", nil); err != nil {
+				return nil, err
+			}
+		}
+		p.Summary = append(p.Summary, fmt.Sprintf("restored %s as it was (it had no hooks)", o.Settings))
+	case unchanged && meta.Backup != "" && digest(sf.data) == meta.InstalledSHA256 && digestOf(meta.Backup) == meta.OriginalSHA256:
+		sAfter, _ = os.ReadFile(meta.Backup)
+		p.Summary = append(p.Summary, fmt.Sprintf("restored %s byte for byte from %s", o.Settings, meta.Backup))
+	case unchanged:
+		sAfter, err = restoreHooks(sf, meta.OriginalHooks)
+		if err != nil {
+			return nil, err
+		}
+		// The original text of "hooks", when the backup still holds it, keeps its layout.
+		if meta.Backup != "" && digestOf(meta.Backup) == meta.OriginalSHA256 && sf.hasHooks {
+			if orig, err := os.ReadFile(meta.Backup); err == nil {
+				if text, ok := rawTopLevel(orig, "hooks"); ok {
+					if b, err := spliceVerbatim(sf.data, "hooks", text); err == nil {
+						sAfter = b
+					}
+				}
+			}
+		}
+		p.Summary = append(p.Summary, fmt.Sprintf("restored the original hooks of %s (%s)", o.Settings, plural(count(orig), "hook", "hooks")))
+	default:
+		back := merge(current, hf.hooks)
+		sAfter, err = restoreHooks(sf, back.raw())
+		if err != nil {
+			return nil, err
+		}
+		p.Summary = append(p.Summary, fmt.Sprintf("hooks changed since the install: put %s back into %s (Claude Code's first, then hookd's)",
+			plural(count(hf.hooks), "hook from hookd", "hooks from hookd"), o.Settings))
+		p.Backups[hpath] = backupName(hpath, now)
+	}
+	p.SettingsAfter = sAfter
+	p.HookdAfter = nil
+	if sf.data != nil && !sameFile(sf.data, sAfter) {
+		p.Backups[o.Settings] = backupName(o.Settings, now)
+	}
+	p.Summary = append(p.Summary, "removed "+hpath)
+	for from, to := range p.Backups {
+		p.Summary = append(p.Summary, fmt.Sprintf("backup of %s: %s", filepath.Base(from), to))
+	}
+	return p, nil
+}
+
+func digestOf(path string) string {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return "-"
+	}
+	return digest(data)
+}
+
+// keptOnly drops nothing; it names the intent at the call site: current minus
+// forwarders is what stays in Claude Code's file.
+func keptOnly(h hooksValue) hooksValue { return h }
+
+// onlyHooks reports whether a settings object has no key but "hooks".
+func onlyHooks(top object) bool {
+	for _, m := range top {
+		if m.Key != "hooks" {
+			return false
+		}
+	}
+	return true
+}
+
+// restoreHooks writes hooks back into the Claude Code file, keeping everything else.
+func restoreHooks(sf *settingsFile, hooks json.RawMessage) ([]byte, error) {
+	if sf.data == nil || len(bytes.TrimSpace(sf.data)) == 0 {
+		return append(indent(object{{"hooks", hooks}}.raw(), "", "  "), '\n'), nil
+	}
+	return spliceTopLevel(sf.data, "hooks", hooks)
+}

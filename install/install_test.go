@@ -1,0 +1,460 @@
+package install
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"reflect"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/hookd/hookd/configs"
+	"github.com/hookd/hookd/events"
+)
+
+const fwd = "/opt/hookd/bin/hookc"
+
+type world struct {
+	t        *testing.T
+	proj     string
+	settings string
+	hookd    string
+	now      time.Time
+}
+
+func newWorld(t *testing.T, content string) *world {
+	t.Helper()
+	proj := t.TempDir()
+	w := &world{t: t, proj: proj, settings: filepath.Join(proj, ".claude", "settings.json"),
+		hookd: filepath.Join(proj, ".claude", "hookd.json"), now: time.Date(2026, 11, 21, 12, 0, 0, 0, time.UTC)}
+	if err := os.MkdirAll(filepath.Dir(w.settings), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if content != "" {
+		w.write(content)
+	}
+	return w
+}
+
+func (w *world) write(content string) {
+	w.t.Helper()
+	if err := os.WriteFile(w.settings, []byte(content), 0o640); err != nil {
+		w.t.Fatal(err)
+	}
+}
+
+func (w *world) read(path string) string {
+	w.t.Helper()
+	data, err := os.ReadFile(path)
+	if err != nil {
+		w.t.Fatal(err)
+	}
+	return string(data)
+}
+
+func (w *world) opts() Options {
+	w.now = w.now.Add(time.Second)
+	return Options{Scope: configs.KindProject, Settings: w.settings, Forwarder: fwd, HookdVersion: "test", Now: w.now}
+}
+
+func (w *world) install() *Plan {
+	w.t.Helper()
+	p, err := PlanInstall(w.opts())
+	if err != nil {
+		w.t.Fatalf("install: %v", err)
+	}
+	if err := p.Apply(); err != nil {
+		w.t.Fatalf("apply install: %v", err)
+	}
+	return p
+}
+
+func (w *world) uninstall() *Plan {
+	w.t.Helper()
+	p, err := PlanUninstall(w.opts())
+	if err != nil {
+		w.t.Fatalf("uninstall: %v", err)
+	}
+	if err := p.Apply(); err != nil {
+		w.t.Fatalf("apply uninstall: %v", err)
+	}
+	return p
+}
+
+// topKeys lists a JSON object's top-level keys in order.
+func topKeys(t *testing.T, data string) []string {
+	t.Helper()
+	o, err := parseObject([]byte(data))
+	if err != nil {
+		t.Fatalf("%v in %s", err, data)
+	}
+	var keys []string
+	for _, m := range o {
+		keys = append(keys, m.Key)
+	}
+	return keys
+}
+
+func hooksOf(t *testing.T, data string) string {
+	t.Helper()
+	o, err := parseObject([]byte(data))
+	if err != nil {
+		t.Fatal(err)
+	}
+	v, _ := o.get("hooks")
+	return string(v)
+}
+
+const mixed = `{
+  "$schema": "https://json.schemastore.org/claude-code-settings.json",
+  "permissions": {
+    "allow": ["Bash(echo *)"],
+    "deny": ["Bash(rm *)"]
+  },
+  "hooks": {
+    "PreToolUse": [
+      {
+        "matcher": "Bash",
+        "hooks": [
+          {"type": "command", "command": "/p/h/guard.sh", "timeout": 900, "statusMessage": "caf\u00e9 <check>"},
+          {"type": "prompt", "prompt": "is $ARGUMENTS ok?"}
+        ]
+      },
+      {"matcher": "Edit|Write", "hooks": [{"type": "http", "url": "http://127.0.0.1:9/h", "timeout": 5}]}
+    ],
+    "Stop": [{"hooks": [{"type": "agent", "prompt": "check"}]}],
+    "NoSuchEvent": [{"hooks": [{"type": "command", "command": "future"}]}],
+    "SessionEnd": [{"hooks": [{"type": "command", "command": "bye", "timeout": 20}]}],
+    "FileChanged": [{"matcher": ".envrc", "hooks": [{"type": "command", "command": "direnv-hook"}]}, {"hooks": [{"type": "command", "command": "any-file"}]}]
+  },
+  "model": "opus"
+}
+`
+
+func TestInstallMovesRunnableHooksAndForwardsEveryEvent(t *testing.T) {
+	w := newWorld(t, mixed)
+	p := w.install()
+	s, h := w.read(w.settings), w.read(w.hookd)
+
+	// Claude Code's file: same keys in the same order, nothing of hookd's.
+	if got, want := topKeys(t, s), []string{"$schema", "permissions", "hooks", "model"}; !reflect.DeepEqual(got, want) {
+		t.Errorf("settings keys %v, want %v", got, want)
+	}
+	if !strings.Contains(s, `"allow": ["Bash(echo *)"]`) {
+		t.Errorf("permissions were reformatted:\n%s", s)
+	}
+	// What stays: prompt/agent handlers and the unknown event, verbatim.
+	var cc map[string][]struct {
+		Matcher *string           `json:"matcher"`
+		Hooks   []json.RawMessage `json:"hooks"`
+	}
+	if err := json.Unmarshal([]byte(hooksOf(t, s)), &cc); err != nil {
+		t.Fatal(err)
+	}
+	runs := func(event string) (fwds int, others []string) {
+		for _, g := range cc[event] {
+			for _, x := range g.Hooks {
+				var hi handlerInfo
+				_ = json.Unmarshal(x, &hi)
+				if hi.Command == fwd {
+					fwds++
+				} else {
+					others = append(others, string(x))
+				}
+			}
+		}
+		return
+	}
+	if n, others := runs("PreToolUse"); n != 1 || len(others) != 1 || !strings.Contains(others[0], `"prompt"`) {
+		t.Errorf("PreToolUse in Claude Code's file: %d forwarders, others %v", n, others)
+	}
+	if n, others := runs("NoSuchEvent"); n != 0 || len(others) != 1 {
+		t.Errorf("unknown event: %d forwarders, others %v", n, others)
+	}
+	for _, name := range events.Names() {
+		n, _ := runs(name)
+		want := 1
+		switch name {
+		case "WorktreeCreate", "WorktreeRemove":
+			want = 0 // nothing moved there: a forwarder would replace Claude Code's own handling
+		case "FileChanged":
+			want = 2 // one per moved matcher, so the watch list is unchanged
+		}
+		if n != want {
+			t.Errorf("%s: %d forwarders, want %d", name, n, want)
+		}
+	}
+	// Matchers and timeouts of the forwarders.
+	for _, g := range cc["FileChanged"] {
+		if g.Matcher != nil && *g.Matcher != ".envrc" {
+			t.Errorf("FileChanged forwarder matcher %q", *g.Matcher)
+		}
+	}
+	timeoutOf := func(event string) any {
+		for _, g := range cc[event] {
+			for _, x := range g.Hooks {
+				var m map[string]any
+				_ = json.Unmarshal(x, &m)
+				if m["command"] == fwd {
+					return m["timeout"]
+				}
+			}
+		}
+		return "missing"
+	}
+	for event, want := range map[string]any{"PreToolUse": 930.0, "Stop": 600.0, "UserPromptSubmit": 600.0, "SessionEnd": 20.0, "FileChanged": 630.0} {
+		if got := timeoutOf(event); got != want {
+			t.Errorf("%s forwarder timeout %v, want %v", event, got, want)
+		}
+	}
+	for _, g := range cc["Stop"] {
+		if g.Matcher != nil {
+			t.Errorf("Stop has no matcher field; forwarder group got %q", *g.Matcher)
+		}
+	}
+
+	// hookd's file: the moved handlers, byte for byte inside, with their groups.
+	if got, want := topKeys(t, h), []string{"hookd", "hooks"}; !reflect.DeepEqual(got, want) {
+		t.Errorf("hookd.json keys %v", got)
+	}
+	for _, frag := range []string{`"statusMessage": "caf\u00e9 <check>"`, `"url": "http://127.0.0.1:9/h"`, `"matcher": "Edit|Write"`, `"command": "bye"`} {
+		if !strings.Contains(h, frag) {
+			t.Errorf("hookd.json lacks %s:\n%s", frag, h)
+		}
+	}
+	if strings.Contains(hooksOf(t, h), "prompt") || strings.Contains(hooksOf(t, h), "future") {
+		t.Errorf("hookd.json got handlers it cannot run:\n%s", hooksOf(t, h))
+	}
+	if len(p.Backups) != 1 || w.read(p.Backups[w.settings]) != mixed {
+		t.Errorf("backup %v", p.Backups)
+	}
+
+	// hookd loads both files: the moved hooks with the project label; nothing of what
+	// is left in Claude Code's file.
+	src := configs.Sources{ManagedDir: filepath.Join(w.proj, "none"), UserDir: filepath.Join(w.proj, "none"), ProjectDir: w.proj}
+	var files []*configs.File
+	for _, ref := range src.Files() {
+		f, err := configs.LoadFile(ref, "")
+		if err == nil {
+			files = append(files, f)
+		} else if !os.IsNotExist(err) {
+			t.Fatal(err)
+		}
+	}
+	snap := configs.Compile(files)
+	pre, _ := events.Lookup("PreToolUse")
+	run, notRun := snap.Match(configs.Query{Event: pre, MatchValue: "Bash"})
+	if len(run) != 1 || run[0].Command != "/p/h/guard.sh" || run[0].Source != configs.KindProject || len(notRun) != 0 {
+		t.Errorf("hookd runs %v (not run %v)", run, notRun)
+	}
+	if snap.Rules.Len() != 2 {
+		t.Errorf("rules: %d", snap.Rules.Len())
+	}
+}
+
+func TestInstallIsIdempotent(t *testing.T) {
+	w := newWorld(t, mixed)
+	w.install()
+	s, h := w.read(w.settings), w.read(w.hookd)
+	p, err := PlanInstall(w.opts())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p.Changed() || !strings.Contains(strings.Join(p.Summary, "\n"), "already installed") {
+		t.Errorf("second install changes things: %v\n%s", p.Summary, p.Diff())
+	}
+	if err := p.Apply(); err != nil {
+		t.Fatal(err)
+	}
+	if w.read(w.settings) != s || w.read(w.hookd) != h {
+		t.Error("second install rewrote files")
+	}
+}
+
+func TestUninstallRestoresExactly(t *testing.T) {
+	for name, content := range map[string]string{
+		"pretty":   mixed,
+		"one line": `{"hooks":{"Stop":[{"hooks":[{"type":"command","command":"s.sh"}]}]},"env":{"A":"1"}}`,
+		"no hooks": "{\n  \"model\": \"opus\"\n}\n",
+	} {
+		t.Run(name, func(t *testing.T) {
+			w := newWorld(t, content)
+			w.install()
+			w.uninstall()
+			if got := w.read(w.settings); got != content {
+				t.Errorf("restored:\n%s\nwant:\n%s", got, content)
+			}
+			if _, err := os.Stat(w.hookd); !os.IsNotExist(err) {
+				t.Errorf("hookd.json still there: %v", err)
+			}
+		})
+	}
+}
+
+func TestUninstallAfterOtherEditsKeepsThem(t *testing.T) {
+	w := newWorld(t, `{"hooks":{"Stop":[{"hooks":[{"type":"command","command":"s.sh"}]}]},"env":{"A":"1"}}`)
+	w.install()
+	// Someone edits the permissions in Claude Code's file after the install.
+	s := strings.Replace(w.read(w.settings), `"env"`, `"permissions": {"allow": ["Read"]}, "env"`, 1)
+	w.write(s)
+	w.uninstall()
+	got := w.read(w.settings)
+	if !equalJSON([]byte(hooksOf(t, got)), []byte(`{"Stop":[{"hooks":[{"type":"command","command":"s.sh"}]}]}`)) {
+		t.Errorf("hooks not restored: %s", hooksOf(t, got))
+	}
+	if !strings.Contains(got, `"permissions": {"allow": ["Read"]}`) {
+		t.Errorf("the later edit was lost:\n%s", got)
+	}
+}
+
+func TestNoSettingsFile(t *testing.T) {
+	w := newWorld(t, "")
+	w.install()
+	if keys := topKeys(t, w.read(w.settings)); !reflect.DeepEqual(keys, []string{"hooks"}) {
+		t.Errorf("created settings keys %v", keys)
+	}
+	w.uninstall()
+	if _, err := os.Stat(w.settings); !os.IsNotExist(err) {
+		t.Errorf("settings.json created by install not removed: %v", err)
+	}
+}
+
+func TestReinstallMovesNewHooksAndUninstallReturnsAll(t *testing.T) {
+	w := newWorld(t, mixed)
+	w.install()
+	// A command hook added to Claude Code's file after the install: it runs natively
+	// (hookd leaves the file to Claude Code) until the next install moves it.
+	o, _ := parseObject([]byte(w.read(w.settings)))
+	hooks, _ := parseObject(mustRaw(o, "hooks"))
+	hooks = merge(hooks, object{{"Stop", json.RawMessage(`[{"hooks":[{"type":"command","command":"late.sh"}]}]`)}})
+	data, _ := spliceTopLevel([]byte(w.read(w.settings)), "hooks", hooks.raw())
+	w.write(string(data))
+
+	p := w.install()
+	if !strings.Contains(strings.Join(p.Summary, "\n"), "added since") {
+		t.Errorf("summary %v", p.Summary)
+	}
+	if !strings.Contains(hooksOf(t, w.read(w.hookd)), "late.sh") || strings.Contains(hooksOf(t, w.read(w.settings)), "late.sh") {
+		t.Error("late.sh not moved")
+	}
+	w.uninstall()
+	back := hooksOf(t, w.read(w.settings))
+	for _, frag := range []string{"late.sh", "guard.sh", "direnv-hook", "any-file", "future", "is $ARGUMENTS ok?", "bye"} {
+		if !strings.Contains(back, frag) {
+			t.Errorf("%s missing after uninstall: %s", frag, back)
+		}
+	}
+	if strings.Contains(back, fwd) {
+		t.Errorf("forwarder left behind: %s", back)
+	}
+}
+
+func TestForwarderChange(t *testing.T) {
+	w := newWorld(t, mixed)
+	w.install()
+	o := w.opts()
+	o.Forwarder = "/usr/local/bin/hookc"
+	p, err := PlanInstall(o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := p.Apply(); err != nil {
+		t.Fatal(err)
+	}
+	s := w.read(w.settings)
+	if strings.Contains(s, fwd) || !strings.Contains(s, "/usr/local/bin/hookc") {
+		t.Errorf("forwarders not replaced:\n%s", s)
+	}
+	w.uninstall()
+	if w.read(w.settings) != mixed {
+		t.Errorf("not restored after a forwarder change:\n%s", w.read(w.settings))
+	}
+}
+
+func TestLegacyHookcIsReplacedAndRestored(t *testing.T) {
+	legacy := `{"hooks": {"PreToolUse": [{"matcher": "*", "hooks": [{"type": "command", "command": "hookc"}]}]}}`
+	w := newWorld(t, legacy)
+	w.install()
+	if strings.Contains(w.read(w.hookd), `"command": "hookc"`) && strings.Contains(hooksOf(t, w.read(w.hookd)), "hookc") {
+		t.Errorf("a hookc hook was moved into hookd (it would call itself): %s", w.read(w.hookd))
+	}
+	w.uninstall()
+	if w.read(w.settings) != legacy {
+		t.Errorf("restored %s", w.read(w.settings))
+	}
+}
+
+func TestRefusals(t *testing.T) {
+	w := newWorld(t, mixed)
+	if err := os.WriteFile(w.hookd, []byte(`{"hooks": {}}`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := PlanInstall(w.opts()); err == nil || !strings.Contains(err.Error(), "not written by hookd install") {
+		t.Errorf("foreign hookd.json: %v", err)
+	}
+	os.Remove(w.hookd)
+	if _, err := PlanUninstall(w.opts()); err == nil || !strings.Contains(err.Error(), "not installed") {
+		t.Errorf("uninstall without install: %v", err)
+	}
+	w.write(`{"hooks": [`)
+	if _, err := PlanInstall(w.opts()); err == nil {
+		t.Error("broken settings accepted")
+	}
+	o := w.opts()
+	o.Forwarder = "/usr/bin/forwarder"
+	w.write(mixed)
+	if _, err := PlanInstall(o); err == nil {
+		t.Error("a forwarder not named hookc accepted")
+	}
+}
+
+func TestDryRunWritesNothing(t *testing.T) {
+	w := newWorld(t, mixed)
+	p, err := PlanInstall(w.opts())
+	if err != nil {
+		t.Fatal(err)
+	}
+	d := p.Diff()
+	if !strings.Contains(d, "+++ "+w.hookd) || !strings.Contains(d, "--- "+w.settings) || !strings.Contains(d, fwd) {
+		t.Errorf("diff:\n%s", d)
+	}
+	if _, err := os.Stat(w.hookd); !os.IsNotExist(err) {
+		t.Error("planning wrote hookd.json")
+	}
+	if w.read(w.settings) != mixed {
+		t.Error("planning changed settings.json")
+	}
+}
+
+func TestSplice(t *testing.T) {
+	tests := []struct {
+		name, in, key, val, want string
+	}{
+		{"replace", "{\n  \"a\": 1,\n  \"hooks\": {},\n  \"b\": [1, 2]\n}\n", "hooks", `{"X":[]}`, "{\n  \"a\": 1,\n  \"hooks\": {\n    \"X\": []\n  },\n  \"b\": [1, 2]\n}\n"},
+		{"append", "{\n\t\"a\": 1\n}\n", "hooks", `{}`, "{\n\t\"a\": 1,\n\t\"hooks\": {}\n}\n"},
+		{"empty object", "{}\n", "hooks", `{"X":1}`, "{\n  \"hooks\": {\n    \"X\": 1\n  }\n}\n"},
+		{"remove middle", "{\n  \"a\": 1,\n  \"hooks\": {},\n  \"b\": 2\n}", "hooks", "", "{\n  \"a\": 1,\n  \"b\": 2\n}"},
+		{"remove last", "{\n  \"a\": 1,\n  \"hooks\": {}\n}", "hooks", "", "{\n  \"a\": 1\n}"},
+		{"remove one-line", `{"hooks":{},"a":1}`, "hooks", "", `{"a":1}`},
+		{"escaped key before", `{"a\"b": 1, "hooks": 2}`, "hooks", `3`, `{"a\"b": 1, "hooks": 3}`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var val json.RawMessage
+			if tt.val != "" {
+				val = json.RawMessage(tt.val)
+			}
+			got, err := spliceTopLevel([]byte(tt.in), tt.key, val)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if string(got) != tt.want {
+				t.Errorf("got %q\nwant %q", got, tt.want)
+			}
+		})
+	}
+	if _, err := spliceTopLevel([]byte(`{"hooks":1,"hooks":2}`), "hooks", json.RawMessage(`3`)); err == nil {
+		t.Error("duplicate key accepted")
+	}
+}
