@@ -23,7 +23,10 @@ type DaemonConfig struct {
 	Mode string `json:"mode"`
 	// Hooks are per-hook settings, matched by exact command string or handler ID.
 	Hooks []HookOverride `json:"hooks"`
-	// Prewarm is the global default for prewarming hook processes.
+	// Prewarm is the global default for prewarming command hooks' processes: null (the
+	// default) prewarms only hooks that are safe by construction (an interpreter running
+	// a script that reads stdin; docs/performance.md), true prewarms every command hook,
+	// false none. A hook's own "prewarm" wins.
 	Prewarm *bool       `json:"prewarm"`
 	Audit   AuditConfig `json:"audit"`
 	// MaxRequestBytes limits one request line on the socket.
@@ -44,9 +47,12 @@ type HookOverride struct {
 	// its ID, compared exactly.
 	Match string `json:"match"`
 	// Mode is "parallel" or "sequential" for this hook; "" inherits DaemonConfig.Mode.
-	Mode    string `json:"mode,omitempty"`
-	Prewarm *bool  `json:"prewarm,omitempty"`
-	// Worker runs the hook as a long-lived worker process.
+	Mode string `json:"mode,omitempty"`
+	// Prewarm forces prewarming of this hook on (true) or off (false); unset inherits
+	// DaemonConfig.Prewarm.
+	Prewarm *bool `json:"prewarm,omitempty"`
+	// Worker runs the hook as a long-lived worker process speaking the line protocol of
+	// docs/workers.md (one event JSON per line in, one result JSON per line out).
 	Worker *bool `json:"worker,omitempty"`
 	// OnTimeout is "ignore" (Claude Code's behaviour: a timeout is no decision, spec §4.1)
 	// or "deny" (fail closed); "" means ignore.

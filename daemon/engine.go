@@ -224,6 +224,9 @@ func (e *Engine) Handle(ctx context.Context, req *protocol.Request, caller Calle
 
 	hctx := hookContext{env: e.hookEnv(env, ev, h, project), dir: e.hookDir(h.Cwd, project), payload: req.Event}
 	hookCtx := ctx
+	if ev.Name == "SessionStart" {
+		e.warmSession(snap, env, h, project, hctx.dir)
+	}
 	if ev.Name == "SessionEnd" {
 		// The budget bounds the hooks only; the decision is still recorded after it.
 		var cancel context.CancelFunc
@@ -436,10 +439,9 @@ func (e *Engine) runOne(ctx context.Context, ev *events.Event, h *configs.Handle
 	case events.HTTP:
 		out = runHTTP(ctx, h, hc, e.cfg.OutputCapBytes)
 	default:
-		pr := e.runner.Run(ctx, ProcSpec{
-			Command: h.Command, Args: h.Args, Dir: hc.dir, Env: hc.env, Stdin: hc.payload,
-			Timeout: h.EffectiveTimeout(), OutputCap: e.cfg.OutputCapBytes,
-		})
+		spec := e.procSpec(h, hc.dir, hc.env)
+		spec.Stdin = hc.payload
+		pr := e.runner.Run(ctx, spec)
 		out = events.RawOutput{Kind: events.Command, Command: h.Command, ExitCode: pr.ExitCode,
 			Stdout: pr.Stdout, Stderr: pr.Stderr, StdoutTruncated: pr.StdoutTruncated,
 			StartErr: pr.StartErr, TimedOut: pr.TimedOut, Cancelled: pr.Cancelled, Duration: pr.Duration}

@@ -27,6 +27,20 @@ type ProcSpec struct {
 	// OutputCap bounds what is kept of stdout and of stderr; the rest is drained and
 	// dropped so a chatty hook can neither block on a full pipe nor exhaust memory.
 	OutputCap int
+
+	// The fields below do not change how the process is started; they tell a Pool
+	// which hook it is and how the daemon's configuration wants it run. ExecRunner
+	// ignores them.
+
+	// Shell is the handler's "shell" as written (part of the prewarm key).
+	Shell string
+	// HookID is the handler's ID; HookRev changes whenever the handler's definition in
+	// the settings does. A pool discards a hook's processes when its HookRev changes.
+	HookID, HookRev string
+	// Prewarm is hookd's configuration for prewarming this hook (see PrewarmPolicy).
+	Prewarm PrewarmPolicy
+	// Worker runs the hook as a persistent worker (docs/workers.md).
+	Worker bool
 }
 
 // ProcResult is what running a ProcSpec produced.
@@ -89,66 +103,97 @@ func (r ExecRunner) Run(ctx context.Context, spec ProcSpec) ProcResult {
 	if err != nil {
 		return ProcResult{ExitCode: -1, StartErr: err, Duration: time.Since(start)}
 	}
-	return wait(ctx, cmd, spec, start, r.WaitDelay, func() error {
-		cmd.Stdin = bytes.NewReader(spec.Stdin)
-		return cmd.Start()
-	})
+	cmd.Stdin = bytes.NewReader(spec.Stdin)
+	p, err := startProc(cmd, spec.OutputCap, r.WaitDelay, nil)
+	if err != nil {
+		return ProcResult{ExitCode: -1, StartErr: err, Duration: time.Since(start)}
+	}
+	return p.supervise(ctx, spec.Timeout, start)
 }
 
-// wait starts cmd (via start), enforces the timeout and cancellation by killing the
-// process group, and collects capped output.
-func wait(ctx context.Context, cmd *exec.Cmd, spec ProcSpec, start time.Time, waitDelay time.Duration, startFn func() error) ProcResult {
-	capN := spec.OutputCap
+// proc is a started hook process: its capped output buffers and the result of cmd.Wait.
+// Its own goroutine calls cmd.Wait as soon as it is started, so a process that exits
+// while nobody is looking (a prewarmed one that died waiting for its event) is reaped at
+// once and never lingers as a zombie.
+type proc struct {
+	cmd            *exec.Cmd
+	stdout, stderr *capBuffer
+	done           chan struct{} // closed once cmd.Wait returned
+	waitErr        error         // set before done is closed
+}
+
+// startProc starts cmd with stdout and stderr captured up to capN bytes each (the rest
+// drained and dropped) and WaitDelay set. onExit, if not nil, runs on the reaping
+// goroutine after done is closed.
+func startProc(cmd *exec.Cmd, capN int, waitDelay time.Duration, onExit func()) (*proc, error) {
 	if capN <= 0 {
 		capN = DefaultOutputCap
 	}
 	if waitDelay <= 0 {
 		waitDelay = 2 * time.Second
 	}
-	var stdout, stderr capBuffer
-	stdout.max, stderr.max = capN, capN
+	p := &proc{cmd: cmd, stdout: &capBuffer{max: capN}, stderr: &capBuffer{max: capN}, done: make(chan struct{})}
 	if cmd.Stdout == nil {
-		cmd.Stdout = &stdout
+		cmd.Stdout = p.stdout
 	}
 	if cmd.Stderr == nil {
-		cmd.Stderr = &stderr
+		cmd.Stderr = p.stderr
 	}
 	cmd.WaitDelay = waitDelay
-	if err := startFn(); err != nil {
-		return ProcResult{ExitCode: -1, StartErr: err, Duration: time.Since(start)}
+	if err := cmd.Start(); err != nil {
+		return nil, err
 	}
+	go func() {
+		p.waitErr = cmd.Wait()
+		close(p.done)
+		if onExit != nil {
+			onExit()
+		}
+	}()
+	return p, nil
+}
 
+// exited reports whether the process has been reaped.
+func (p *proc) exited() bool {
+	select {
+	case <-p.done:
+		return true
+	default:
+		return false
+	}
+}
+
+// supervise waits for the process to end, enforcing timeout (measured from start) and
+// cancellation of ctx by killing its process group, and returns what it produced.
+func (p *proc) supervise(ctx context.Context, timeout time.Duration, start time.Time) ProcResult {
 	var timedOut, cancelled bool
-	done := make(chan struct{})
 	var timer <-chan time.Time
-	if spec.Timeout > 0 {
-		t := time.NewTimer(spec.Timeout)
+	if timeout > 0 {
+		t := time.NewTimer(time.Until(start.Add(timeout)))
 		defer t.Stop()
 		timer = t.C
 	}
-	var waitErr error
-	go func() { waitErr = cmd.Wait(); close(done) }()
 	select {
-	case <-done:
+	case <-p.done:
 	case <-timer:
 		timedOut = true
-		killGroup(cmd)
-		<-done
+		killGroup(p.cmd)
+		<-p.done
 	case <-ctx.Done():
 		cancelled = true
-		killGroup(cmd)
-		<-done
+		killGroup(p.cmd)
+		<-p.done
 	}
 	res := ProcResult{
-		Stdout: stdout.Bytes(), Stderr: stderr.Bytes(),
-		StdoutTruncated: stdout.truncated, StderrTruncated: stderr.truncated,
+		Stdout: p.stdout.Bytes(), Stderr: p.stderr.Bytes(),
+		StdoutTruncated: p.stdout.truncated, StderrTruncated: p.stderr.truncated,
 		TimedOut: timedOut, Cancelled: cancelled, Duration: time.Since(start),
 	}
 	if timedOut || cancelled {
 		// The group may hold grandchildren that outlived the shell; make sure they are gone.
-		killGroup(cmd)
+		killGroup(p.cmd)
 	}
-	res.ExitCode = exitCode(cmd, waitErr)
+	res.ExitCode = exitCode(p.cmd, p.waitErr)
 	return res
 }
 

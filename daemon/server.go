@@ -317,6 +317,9 @@ func (e *Engine) Status() Status {
 		},
 		PerEvent: map[string]uint64{},
 	}
+	if r, ok := e.runner.(interface{ Stats() map[string]any }); ok {
+		st.Extra = r.Stats() // "prewarm" and "workers"
+	}
 	e.counters.perEvent.Range(func(k, v any) bool {
 		st.PerEvent[k.(string)] = v.(interface{ Load() uint64 }).Load()
 		return true

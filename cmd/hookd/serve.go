@@ -31,8 +31,12 @@ and removes the socket on SIGINT/SIGTERM.`,
 				return err
 			}
 			src := sources(c, cfg)
+			// Command hooks run through the prewarm pool: prewarmed processes where safe or
+			// configured, persistent workers where configured, cold starts otherwise.
+			pool := daemon.NewPool(daemon.PoolOptions{Logger: log.Named("runner")})
+			defer pool.Close()
 			eng := daemon.NewEngine(daemon.Options{
-				Logger: log.Named("engine"), Config: cfg, Sources: src, StateDir: c.String("state-dir"),
+				Logger: log.Named("engine"), Config: cfg, Sources: src, StateDir: c.String("state-dir"), Runner: pool,
 			})
 			srv := &daemon.Server{Engine: eng, Log: log.Named("server"), MaxRequestBytes: cfg.MaxRequestBytes}
 			sock := c.String("socket")

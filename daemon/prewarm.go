@@ -1,0 +1,724 @@
+package daemon
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io"
+	"os/exec"
+	"slices"
+	"strconv"
+	"sync"
+	"sync/atomic"
+	"syscall"
+	"time"
+
+	"go.uber.org/zap"
+)
+
+// Prewarming (issue 7): a hook process is started before its event arrives and left
+// blocked reading stdin, so the interpreter's start-up is paid while the user is idle.
+// When the event comes, the payload is written and stdin closed; from then on the process
+// is supervised exactly like a cold one (same timeout, process-group kill, output caps).
+//
+// Correctness rests on four rules:
+//
+//   - A prewarmed process is started by Command(spec), the very function a cold start
+//     uses, and is used only for an event whose key matches: sha256 over the hook's ID
+//     and definition revision, command, args, shell, working directory and the whole
+//     environment in order. Anything else spawns cold.
+//   - A settings change that touches the hook changes its revision: the pool discards the
+//     hook's processes when it first sees the new revision. The script file the command
+//     names is fingerprinted (inode, size, mtime, ctime and, up to 64 KiB, a sha256)
+//     before each process starts and checked when it is used; a mismatch discards the
+//     key's processes and the event runs cold on the new file.
+//   - By default only hooks that are safe by construction are prewarmed (analyzeCommand):
+//     an interpreter running a script file that visibly reads stdin. hookd's own
+//     configuration switches it per hook or globally, never a key in Claude Code's files.
+//   - Every process has a goroutine in cmd.Wait from the moment it starts, so one that
+//     dies while waiting is reaped at once (no zombies; its pipes are closed by Wait) and
+//     replaced; the pool is bounded per key and in total, and idle processes are killed
+//     after IdleTimeout.
+
+// PrewarmPolicy is hookd's configuration for prewarming one hook.
+type PrewarmPolicy int8
+
+const (
+	// PrewarmAuto prewarms a hook only when analyzeCommand finds it safe by construction.
+	PrewarmAuto PrewarmPolicy = iota
+	// PrewarmOff never prewarms the hook.
+	PrewarmOff
+	// PrewarmOn always prewarms the hook (the user vouches that it does nothing before
+	// reading stdin).
+	PrewarmOn
+)
+
+// PrewarmPolicyFor combines hookd's global "prewarm" with a hook's own: the hook's wins;
+// unset everywhere means auto.
+func PrewarmPolicyFor(global, hook *bool) PrewarmPolicy {
+	for _, b := range []*bool{hook, global} {
+		if b != nil {
+			if *b {
+				return PrewarmOn
+			}
+			return PrewarmOff
+		}
+	}
+	return PrewarmAuto
+}
+
+func (p PrewarmPolicy) String() string {
+	switch p {
+	case PrewarmOff:
+		return "off"
+	case PrewarmOn:
+		return "on"
+	}
+	return "auto"
+}
+
+// PoolOptions configure a Pool. Zero values take the defaults in brackets.
+type PoolOptions struct {
+	Logger *zap.Logger
+	// PerKey is how many idle processes one key may keep [2]. The pool keeps as many as
+	// the key's peak number of concurrent events, up to PerKey.
+	PerKey int
+	// Total bounds the idle and starting processes over all keys [32].
+	Total int
+	// IdleTimeout is how long an idle process may wait for an event before it is killed
+	// [10m]. A key unused that long is forgotten.
+	IdleTimeout time.Duration
+	// WorkerIdleTimeout is the same for persistent workers [30m].
+	WorkerIdleTimeout time.Duration
+	// WaitDelay is ExecRunner.WaitDelay, for cold and warm processes alike [2s].
+	WaitDelay time.Duration
+	// DeathBackoff is the first delay before replacing a prewarmed process that died while
+	// waiting; it doubles per consecutive death [100ms].
+	DeathBackoff time.Duration
+}
+
+func (o *PoolOptions) defaults() {
+	if o.Logger == nil {
+		o.Logger = zap.NewNop()
+	}
+	if o.PerKey <= 0 {
+		o.PerKey = 2
+	}
+	if o.Total <= 0 {
+		o.Total = 32
+	}
+	if o.IdleTimeout <= 0 {
+		o.IdleTimeout = 10 * time.Minute
+	}
+	if o.WorkerIdleTimeout <= 0 {
+		o.WorkerIdleTimeout = 30 * time.Minute
+	}
+	if o.DeathBackoff <= 0 {
+		o.DeathBackoff = 100 * time.Millisecond
+	}
+}
+
+// maxIdleDeaths is how many prewarmed processes of one key may die in a row while
+// waiting before the key is no longer prewarmed (until its hook or script changes, or
+// the key is forgotten).
+const maxIdleDeaths = 3
+
+// Pool is a Runner that serves command hooks from prewarmed processes when it may, runs
+// persistent workers for hooks configured as such, and otherwise starts processes cold
+// with ExecRunner. It is safe for concurrent use; Close kills everything it started.
+type Pool struct {
+	opts    PoolOptions
+	log     *zap.Logger
+	cold    ExecRunner
+	workers *workerSet
+
+	mu     sync.Mutex
+	keys   map[string]*warmKey
+	hooks  map[string]hookSeen // HookID → the revision last seen
+	total  int                 // idle + starting processes over all keys
+	closed bool
+	wg     sync.WaitGroup // spawners, delayed refills, the janitor
+	stop   chan struct{}
+
+	stats poolStats
+}
+
+type hookSeen struct {
+	rev  string
+	seen time.Time
+}
+
+// warmKey is the state of one prewarm key. Guarded by Pool.mu except the immutable
+// fields (key, spec, hookID).
+type warmKey struct {
+	key    string
+	spec   ProcSpec // the template: everything but Stdin
+	hookID string
+
+	info     *scriptInfo // command analysis; nil until computed, reset when the script changes
+	idle     []*warmProc // oldest first
+	starting int
+	inUse    int
+	peak     int
+	lastUse  time.Time
+	started  chan struct{} // closed (and cleared) when a start of this key finishes
+	deaths   int           // consecutive deaths while idle
+	disabled time.Time     // no prewarming for this key until then
+	gone     bool          // removed from Pool.keys
+}
+
+// warmProc is one prewarmed process.
+type warmProc struct {
+	key   *warmKey
+	p     *proc
+	stdin io.WriteCloser
+	fp    fileFP // of key.info.script when started
+	ready time.Time
+	state procState // guarded by Pool.mu
+}
+
+type procState int8
+
+const (
+	stStarting procState = iota
+	stIdle
+	stTaken
+	stDead // exited while starting or idle
+	stDiscarded
+)
+
+type poolStats struct {
+	hits, misses, fallbacks, spawned, discarded, died, reaped, evicted, spawnErrors atomic.Uint64
+}
+
+// NewPool returns a pool; call Close when done.
+func NewPool(o PoolOptions) *Pool {
+	o.defaults()
+	p := &Pool{
+		opts: o, log: o.Logger, cold: ExecRunner{WaitDelay: o.WaitDelay},
+		keys: map[string]*warmKey{}, hooks: map[string]hookSeen{}, stop: make(chan struct{}),
+	}
+	p.workers = newWorkerSet(o)
+	p.wg.Add(1)
+	go p.janitor()
+	return p
+}
+
+// Run runs spec as a persistent worker, from a prewarmed process, or cold.
+func (p *Pool) Run(ctx context.Context, spec ProcSpec) ProcResult {
+	if spec.Worker {
+		return p.workers.run(ctx, spec)
+	}
+	if spec.Prewarm == PrewarmOff {
+		return p.cold.Run(ctx, spec)
+	}
+	start := time.Now()
+	wk := p.key(spec)
+	if wk == nil {
+		return p.cold.Run(ctx, spec)
+	}
+	wp := p.take(ctx, wk)
+	if wp != nil {
+		if res, ok := p.use(ctx, wp, spec, start); ok {
+			p.stats.hits.Add(1)
+			p.release(wk, true)
+			return res
+		}
+		p.stats.fallbacks.Add(1)
+	} else {
+		p.stats.misses.Add(1)
+	}
+	res := p.cold.Run(ctx, spec)
+	p.release(wk, false)
+	return res
+}
+
+// key returns spec's key state, creating it, or nil when spec is not to be prewarmed.
+// It also applies the settings-change rule: a new revision of a hook discards the
+// processes of its older revisions.
+func (p *Pool) key(spec ProcSpec) *warmKey {
+	k := PrewarmKey(spec)
+	now := time.Now()
+	p.mu.Lock()
+	if p.closed {
+		p.mu.Unlock()
+		return nil
+	}
+	if spec.HookID != "" {
+		if seen, ok := p.hooks[spec.HookID]; ok && seen.rev != spec.HookRev {
+			for _, wk := range p.keys {
+				if wk.hookID == spec.HookID && wk.spec.HookRev != spec.HookRev {
+					p.dropKeyLocked(wk, "hook changed in settings")
+				}
+			}
+		}
+		p.hooks[spec.HookID] = hookSeen{rev: spec.HookRev, seen: now}
+	}
+	wk := p.keys[k]
+	if wk == nil {
+		tmpl := spec
+		tmpl.Stdin = nil
+		tmpl.Env = slices.Clone(spec.Env)
+		tmpl.Args = slices.Clone(spec.Args)
+		wk = &warmKey{key: k, spec: tmpl, hookID: spec.HookID}
+		p.keys[k] = wk
+	}
+	wk.lastUse = now
+	info := wk.info
+	p.mu.Unlock()
+
+	// A key that is prewarmed checks its script fully (stat and hash) on every event; one
+	// that is not only needs to notice an edit that might make it eligible (stat).
+	if info == nil || !info.fresh(spec.Prewarm == PrewarmOn || info.safe) {
+		// Analysis reads files: outside the lock. Two first events may both do it.
+		info = analyze(spec)
+		p.mu.Lock()
+		if wk.info != nil && wk.info.script != "" && !wk.info.same(info) {
+			p.discardIdleLocked(wk, "script changed")
+			wk.deaths, wk.disabled = 0, time.Time{}
+		}
+		wk.info = info
+		p.mu.Unlock()
+	}
+	if spec.Prewarm == PrewarmAuto && !info.safe {
+		return nil
+	}
+	return wk
+}
+
+// take removes and returns an idle process of wk whose script is unchanged, or nil. It
+// counts wk as in use until release. When the key's replacement is still being started
+// (events back to back), it waits for it: that start is already under way, so it cannot
+// be slower than starting a process cold.
+func (p *Pool) take(ctx context.Context, wk *warmKey) *warmProc {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	wk.inUse++
+	wk.peak = max(wk.peak, wk.inUse)
+	for waited := false; ; waited = true {
+		for len(wk.idle) > 0 {
+			wp := wk.idle[0]
+			if wp.p.exited() {
+				p.diedLocked(wp)
+				continue
+			}
+			if wk.info != nil && wk.info.script != "" && !wk.info.matches(wp.fp) {
+				p.discardIdleLocked(wk, "script changed")
+				return nil
+			}
+			wk.idle = wk.idle[1:]
+			p.total--
+			wp.state = stTaken
+			return wp
+		}
+		if waited || wk.starting == 0 {
+			return nil
+		}
+		if wk.started == nil {
+			wk.started = make(chan struct{})
+		}
+		ch := wk.started
+		p.mu.Unlock()
+		select {
+		case <-ch:
+		case <-ctx.Done():
+		}
+		p.mu.Lock()
+	}
+}
+
+// pipeAtomic is the most a first write to a fresh pipe can carry without blocking
+// (POSIX PIPE_BUF; Linux pipes hold at least one 4 KiB page).
+const pipeAtomic = 4096
+
+// use hands the event to a prewarmed process and supervises it like a cold one. It
+// reports false, having killed the process, when the process was gone before it could
+// receive the payload: it never saw the event, and the caller runs it cold.
+func (p *Pool) use(ctx context.Context, wp *warmProc, spec ProcSpec, start time.Time) (ProcResult, bool) {
+	payload := spec.Stdin
+	n := min(len(payload), pipeAtomic)
+	if n > 0 {
+		if _, err := wp.stdin.Write(payload[:n]); err != nil {
+			// EPIPE: no reader left, so nothing of the payload was consumed.
+			killGroup(wp.p.cmd)
+			return ProcResult{}, false
+		}
+	}
+	if rest := payload[n:]; len(rest) > 0 {
+		// The remainder blocks until the hook reads it; a hook that never does is killed by
+		// its timeout, which breaks the pipe and ends this goroutine.
+		go func() {
+			_, _ = wp.stdin.Write(rest)
+			_ = wp.stdin.Close()
+		}()
+	} else {
+		_ = wp.stdin.Close()
+	}
+	return wp.p.supervise(ctx, spec.Timeout, start), true
+}
+
+// release ends one use of wk and starts replacements in the background so the key's
+// next event finds a warm process.
+func (p *Pool) release(wk *warmKey, warm bool) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	wk.inUse--
+	if warm {
+		wk.deaths = 0
+	}
+	p.refillLocked(wk)
+}
+
+// refillLocked starts processes for wk until it has as many idle or starting as it wants.
+func (p *Pool) refillLocked(wk *warmKey) {
+	if p.closed || wk.gone || time.Now().Before(wk.disabled) {
+		return
+	}
+	if wk.info == nil || (wk.spec.Prewarm == PrewarmAuto && !wk.info.safe) {
+		return
+	}
+	want := min(max(wk.peak, 1), p.opts.PerKey)
+	for len(wk.idle)+wk.starting < want {
+		if p.total >= p.opts.Total && !p.evictLocked(wk) {
+			return
+		}
+		wk.starting++
+		p.total++
+		p.wg.Add(1)
+		go p.spawn(wk)
+	}
+}
+
+// evictLocked kills an idle process of the least recently used key other than wk, if
+// that key was used before wk was. It reports whether it made room.
+func (p *Pool) evictLocked(wk *warmKey) bool {
+	var victim *warmKey
+	for _, k := range p.keys {
+		if k != wk && len(k.idle) > 0 && k.lastUse.Before(wk.lastUse) && (victim == nil || k.lastUse.Before(victim.lastUse)) {
+			victim = k
+		}
+	}
+	if victim == nil {
+		return false
+	}
+	wp := victim.idle[0]
+	victim.idle = victim.idle[1:]
+	p.total--
+	wp.state = stDiscarded
+	killGroup(wp.p.cmd)
+	p.stats.evicted.Add(1)
+	return true
+}
+
+// spawn starts one prewarmed process for wk (counted in wk.starting and p.total).
+func (p *Pool) spawn(wk *warmKey) {
+	defer p.wg.Done()
+	p.mu.Lock()
+	info := wk.info
+	p.mu.Unlock()
+	wp := &warmProc{key: wk}
+	if info != nil && info.script != "" {
+		wp.fp = fingerprint(info.script)
+	}
+	var err error
+	cmd, err := Command(wk.spec)
+	if err == nil {
+		wp.stdin, err = cmd.StdinPipe()
+	}
+	if err == nil {
+		wp.p, err = startProc(cmd, wk.spec.OutputCap, p.opts.WaitDelay, func() { p.exited(wp) })
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	wk.starting--
+	if wk.started != nil {
+		close(wk.started)
+		wk.started = nil
+	}
+	if err != nil {
+		p.total--
+		p.stats.spawnErrors.Add(1)
+		// The cold path reports the error to the event; do not retry in a loop.
+		wk.disabled = time.Now().Add(p.opts.IdleTimeout)
+		p.log.Warn("cannot prewarm hook", zap.String("hook", wk.hookID), zap.Error(err))
+		return
+	}
+	p.stats.spawned.Add(1)
+	switch {
+	case wp.state == stDead: // exited before we got here
+		p.total--
+		p.idleDeathLocked(wp)
+	case p.closed || wk.gone:
+		p.total--
+		wp.state = stDiscarded
+		killGroup(cmd)
+	default:
+		wp.state, wp.ready = stIdle, time.Now()
+		wk.idle = append(wk.idle, wp)
+	}
+}
+
+// exited runs on wp's reaping goroutine once its process is gone.
+func (p *Pool) exited(wp *warmProc) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	switch wp.state {
+	case stStarting:
+		wp.state = stDead // spawn accounts for it
+	case stIdle:
+		p.diedLocked(wp)
+	}
+}
+
+// diedLocked removes an idle process that exited while waiting for its event.
+func (p *Pool) diedLocked(wp *warmProc) {
+	wk := wp.key
+	if i := slices.Index(wk.idle, wp); i >= 0 {
+		wk.idle = slices.Delete(wk.idle, i, i+1)
+		p.total--
+	}
+	wp.state = stDead
+	p.idleDeathLocked(wp)
+}
+
+// idleDeathLocked decides what a death while waiting means. A process that exited 0
+// without its event never waited for stdin: it ran the hook's work early, so the key is
+// not prewarmed again. Any other death (killed, crashed at start-up) is replaced after a
+// backoff, until maxIdleDeaths in a row.
+func (p *Pool) idleDeathLocked(wp *warmProc) {
+	wk := wp.key
+	p.stats.died.Add(1)
+	wk.deaths++
+	code := -1
+	if wp.p != nil && wp.p.cmd.ProcessState != nil {
+		code = wp.p.cmd.ProcessState.ExitCode()
+	}
+	if code == 0 || wk.deaths >= maxIdleDeaths {
+		wk.disabled = time.Now().Add(p.opts.IdleTimeout)
+		p.log.Warn("prewarmed hook exited before its event arrived; no longer prewarming it",
+			zap.String("hook", wk.hookID), zap.String("command", wk.spec.Command), zap.Int("exit_code", code),
+			zap.Int("deaths_in_a_row", wk.deaths))
+		return
+	}
+	if p.closed || wk.gone || time.Since(wk.lastUse) > p.opts.IdleTimeout {
+		return
+	}
+	delay := p.opts.DeathBackoff << (wk.deaths - 1)
+	p.log.Debug("prewarmed hook died while waiting; replacing it", zap.String("hook", wk.hookID),
+		zap.Int("exit_code", code), zap.Duration("after", delay))
+	p.wg.Add(1)
+	go func() {
+		defer p.wg.Done()
+		t := time.NewTimer(delay)
+		defer t.Stop()
+		select {
+		case <-t.C:
+			p.mu.Lock()
+			p.refillLocked(wk)
+			p.mu.Unlock()
+		case <-p.stop:
+		}
+	}()
+}
+
+// discardIdleLocked kills wk's idle processes.
+func (p *Pool) discardIdleLocked(wk *warmKey, why string) {
+	for _, wp := range wk.idle {
+		wp.state = stDiscarded
+		killGroup(wp.p.cmd)
+		p.total--
+		p.stats.discarded.Add(1)
+	}
+	if len(wk.idle) > 0 {
+		p.log.Debug("prewarmed processes discarded", zap.String("hook", wk.hookID), zap.Int("count", len(wk.idle)), zap.String("why", why))
+	}
+	wk.idle = nil
+}
+
+// dropKeyLocked discards wk's processes and forgets it; processes it is still starting
+// are killed by spawn.
+func (p *Pool) dropKeyLocked(wk *warmKey, why string) {
+	p.discardIdleLocked(wk, why)
+	wk.gone = true
+	delete(p.keys, wk.key)
+}
+
+// janitor kills processes idle for longer than IdleTimeout and forgets unused keys.
+func (p *Pool) janitor() {
+	defer p.wg.Done()
+	every := min(max(p.opts.IdleTimeout/4, 50*time.Millisecond), time.Minute)
+	t := time.NewTicker(every)
+	defer t.Stop()
+	for {
+		select {
+		case <-p.stop:
+			return
+		case <-t.C:
+		}
+		p.reapIdle(time.Now())
+		p.workers.reapIdle(time.Now())
+	}
+}
+
+func (p *Pool) reapIdle(now time.Time) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	for _, wk := range p.keys {
+		keep := wk.idle[:0]
+		for _, wp := range wk.idle {
+			if now.Sub(wp.ready) > p.opts.IdleTimeout {
+				wp.state = stDiscarded
+				killGroup(wp.p.cmd)
+				p.total--
+				p.stats.reaped.Add(1)
+				continue
+			}
+			keep = append(keep, wp)
+		}
+		clear(wk.idle[len(keep):])
+		wk.idle = keep
+		if len(wk.idle) == 0 && wk.starting == 0 && wk.inUse == 0 && now.Sub(wk.lastUse) > p.opts.IdleTimeout {
+			wk.gone = true
+			delete(p.keys, wk.key)
+		}
+	}
+	for id, seen := range p.hooks {
+		if now.Sub(seen.seen) > p.opts.IdleTimeout {
+			delete(p.hooks, id)
+		}
+	}
+}
+
+// Close kills every idle process and worker and waits for the pool's goroutines.
+// In-flight events finish on their own processes.
+func (p *Pool) Close() {
+	p.mu.Lock()
+	if p.closed {
+		p.mu.Unlock()
+		return
+	}
+	p.closed = true
+	var procs []*proc
+	for _, wk := range p.keys {
+		for _, wp := range wk.idle {
+			procs = append(procs, wp.p)
+		}
+		p.dropKeyLocked(wk, "daemon stopping")
+	}
+	close(p.stop)
+	p.mu.Unlock()
+	p.wg.Wait()
+	p.workers.close()
+	for _, pr := range procs {
+		select {
+		case <-pr.done:
+		case <-time.After(5 * time.Second):
+		}
+	}
+}
+
+// Stats reports the pool's counters and gauges for `hookd status`.
+func (p *Pool) Stats() map[string]any {
+	p.mu.Lock()
+	idle, starting := 0, 0
+	for _, wk := range p.keys {
+		idle += len(wk.idle)
+		starting += wk.starting
+	}
+	keys := len(p.keys)
+	p.mu.Unlock()
+	s := &p.stats
+	return map[string]any{
+		"prewarm": map[string]any{
+			"hits": s.hits.Load(), "misses": s.misses.Load(), "fallbacks": s.fallbacks.Load(),
+			"spawned": s.spawned.Load(), "spawn_errors": s.spawnErrors.Load(), "discarded": s.discarded.Load(),
+			"died_waiting": s.died.Load(), "reaped_idle": s.reaped.Load(), "evicted": s.evicted.Load(),
+			"idle": idle, "starting": starting, "keys": keys,
+			"per_key": p.opts.PerKey, "total": p.opts.Total, "idle_timeout": p.opts.IdleTimeout.String(),
+		},
+		"workers": p.workers.stats(),
+	}
+}
+
+// IdlePIDs returns the process IDs of the idle prewarmed processes (for tests and
+// benchmarks that wait for the pool to settle).
+func (p *Pool) IdlePIDs() []int {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	var pids []int
+	for _, wk := range p.keys {
+		for _, wp := range wk.idle {
+			pids = append(pids, wp.p.cmd.Process.Pid)
+		}
+	}
+	return pids
+}
+
+// PrewarmKey is the identity a prewarmed process must share with an event to serve it:
+// sha256 over the hook's ID and revision, the command, args (or their absence: shell
+// form), shell, working directory and the environment exactly, in order.
+func PrewarmKey(spec ProcSpec) string {
+	h := sha256.New()
+	put := func(s string) {
+		h.Write([]byte(strconv.Itoa(len(s))))
+		h.Write([]byte{':'})
+		h.Write([]byte(s))
+	}
+	put(spec.HookID)
+	put(spec.HookRev)
+	put(spec.Command)
+	if spec.Args == nil {
+		put("shell-form")
+	} else {
+		put("exec-form " + strconv.Itoa(len(spec.Args)))
+		for _, a := range spec.Args {
+			put(a)
+		}
+	}
+	put(spec.Shell)
+	put(spec.Dir)
+	put(strconv.Itoa(len(spec.Env)))
+	for _, e := range spec.Env {
+		put(e)
+	}
+	return hex.EncodeToString(h.Sum(nil))
+}
+
+// exitStatus describes how a process ended, for messages.
+func exitStatus(cmd *exec.Cmd, err error) string {
+	if cmd.ProcessState != nil {
+		if ws, ok := cmd.ProcessState.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
+			return "killed by " + ws.Signal().String()
+		}
+		return fmt.Sprintf("exit status %d", cmd.ProcessState.ExitCode())
+	}
+	if err != nil && !errors.Is(err, exec.ErrWaitDelay) {
+		return err.Error()
+	}
+	return "exited"
+}
+
+// Warm implements Warmer: it starts a process for spec's key in the background unless
+// one is ready or starting.
+func (p *Pool) Warm(spec ProcSpec) {
+	if spec.Worker || spec.Prewarm == PrewarmOff {
+		return
+	}
+	p.mu.Lock()
+	if p.closed {
+		p.mu.Unlock()
+		return
+	}
+	p.wg.Add(1)
+	p.mu.Unlock()
+	go func() {
+		defer p.wg.Done()
+		if wk := p.key(spec); wk != nil {
+			p.mu.Lock()
+			p.refillLocked(wk)
+			p.mu.Unlock()
+		}
+	}()
+}

@@ -1,0 +1,513 @@
+package daemon
+
+import (
+	"bufio"
+	"crypto/sha256"
+	"io"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"syscall"
+)
+
+// Which hooks are prewarmed by default ("safe by construction"; docs/performance.md).
+//
+// A prewarmed process runs whatever the hook does before reading stdin early — possibly
+// minutes before the event, possibly for an event that never comes (the process is
+// discarded on a settings change, an idle timeout, or shutdown). So by default hookd only
+// prewarms a command that is, as written,
+//
+//  1. one simple command — no ; & | < > ( ) ` $( ), no globs, no comments, no newlines;
+//     words may be quoted and may use $VAR / ${VAR} from the hook's environment and ~/;
+//  2. an interpreter from interpreterFamilies (Python, Node, Bun, Ruby) running a script
+//     file — not -c/-e/-m/-p code or a script on stdin — or a path to a script whose #!
+//     line names such an interpreter (directly or through env);
+//  3. whose script file exists, is at most 1 MiB, and visibly reads stdin (stdinPatterns):
+//     a script that never reads stdin would run to completion before its event.
+//
+// Shells (sh, bash, zsh) are deliberately not on the list: shell hooks commonly log, call
+// git or date before `cat`, and a shell's start-up is only a few milliseconds, so
+// prewarming them gains little for the risk. Set "prewarm": true on such a hook in
+// hookd's configuration to prewarm it anyway.
+//
+// The analysis also names the file whose changes invalidate prewarmed processes: the
+// script, or the program itself when it is a path, or (for command lines the analysis
+// does not accept) the first word that names an existing file.
+
+// interpreterFamilies maps an interpreter's base name to its family.
+var interpreterFamilies = map[string]string{
+	"python": "python", "python3": "python", "pypy3": "python",
+	"node": "node", "nodejs": "node", "bun": "node",
+	"ruby": "ruby",
+}
+
+// shells run scripts too, but are not prewarmed by default (see above); the script they
+// run is still the file whose changes invalidate prewarmed processes.
+var shells = map[string]bool{"sh": true, "bash": true, "dash": true, "zsh": true, "ksh": true}
+
+var pythonVersioned = regexp.MustCompile(`^python3\.\d+$`)
+
+func interpreterFamily(name string) string {
+	name = filepath.Base(name)
+	if f, ok := interpreterFamilies[name]; ok {
+		return f
+	}
+	if pythonVersioned.MatchString(name) {
+		return "python"
+	}
+	return ""
+}
+
+// stdinPatterns recognise a script that reads its standard input.
+var stdinPatterns = map[string]*regexp.Regexp{
+	"python": regexp.MustCompile(`\bstdin\b|\binput\s*\(|\bfileinput\b|\bopen\(\s*0\s*[,)]`),
+	"node":   regexp.MustCompile(`\bstdin\b|readFileSync\(\s*0\s*[,)]|readSync\(\s*0\s*,`),
+	"ruby":   regexp.MustCompile(`\bstdin\b|\bSTDIN\b|\bARGF\b|\bgets\b`),
+}
+
+// Options that run code instead of a script file, and options that take a separate value.
+var (
+	evalOptions = map[string][]string{
+		"python": {"-c", "-m", "-", "-i"},
+		"node":   {"-e", "--eval", "-p", "--print", "-", "-i", "--interactive", "-c", "--check", "--test"},
+		"ruby":   {"-e", "-", "-n", "-p"},
+		"shell":  {"-c", "-s", "-i", "-"},
+	}
+	valueOptions = map[string][]string{
+		"python": {"-W", "-X", "--check-hash-based-pycs"},
+		"node":   {"-r", "--require", "--import", "--loader", "--experimental-loader", "--title", "--input-type", "--conditions", "-C"},
+		"ruby":   {"-I", "-r", "-C", "-E", "--encoding"},
+		"shell":  {"-o", "+o", "-O", "+O"},
+	}
+)
+
+const (
+	maxAnalyzeBytes = 1 << 20
+	maxHashBytes    = 64 << 10
+)
+
+// scriptInfo is the analysis of one hook command.
+type scriptInfo struct {
+	script string // the file whose change invalidates prewarmed processes; "" if none
+	fp     fileFP // script's fingerprint when analysed
+	safe   bool   // prewarm under PrewarmAuto
+	reason string // why not safe (or the interpreter family when safe)
+}
+
+// fresh reports whether the script is unchanged since the analysis; without full, by
+// stat alone.
+func (i *scriptInfo) fresh(full bool) bool {
+	if i.script == "" {
+		return true
+	}
+	if full {
+		return fingerprint(i.script) == i.fp
+	}
+	fp := statFP(i.script)
+	fp.sum = i.fp.sum
+	return fp == i.fp
+}
+
+func (i *scriptInfo) same(o *scriptInfo) bool { return i.script == o.script && i.fp == o.fp }
+
+func (i *scriptInfo) matches(fp fileFP) bool { return i.script == "" || fp == i.fp }
+
+// fileFP identifies one version of a file. ctime cannot be set by a user, so an edit
+// that restores the mtime is still seen; the hash catches file systems with coarse times.
+type fileFP struct {
+	missing      bool
+	regular      bool
+	dev, ino     uint64
+	size         int64
+	mtime, ctime int64
+	sum          [32]byte
+}
+
+func fingerprint(path string) fileFP {
+	fp := statFP(path)
+	if !fp.missing && fp.regular && fp.size <= maxHashBytes {
+		if b, err := os.ReadFile(path); err == nil {
+			fp.sum = sha256.Sum256(b)
+		}
+	}
+	return fp
+}
+
+func statFP(path string) fileFP {
+	fi, err := os.Stat(path)
+	if err != nil {
+		return fileFP{missing: true}
+	}
+	fp := fileFP{size: fi.Size(), mtime: fi.ModTime().UnixNano(), regular: fi.Mode().IsRegular()}
+	if st, ok := fi.Sys().(*syscall.Stat_t); ok {
+		fp.dev, fp.ino = uint64(st.Dev), uint64(st.Ino)
+		fp.ctime = st.Ctim.Sec*1e9 + st.Ctim.Nsec
+	}
+	return fp
+}
+
+// AnalyzeCommand reports whether hookd would prewarm spec by default, why not, and the
+// file whose changes invalidate its prewarmed processes.
+func AnalyzeCommand(spec ProcSpec) (safe bool, reason, script string) {
+	i := analyze(spec)
+	return i.safe, i.reason, i.script
+}
+
+func analyze(spec ProcSpec) *scriptInfo {
+	info := &scriptInfo{}
+	var words []string
+	if spec.Args != nil {
+		words = append([]string{spec.Command}, spec.Args...)
+	} else {
+		var ok bool
+		words, ok = shellWords(spec.Command, spec.Env)
+		if !ok {
+			info.reason = "not a simple command (shell operators, substitutions, globs or comments)"
+			if info.script = looseScript(spec); info.script != "" {
+				info.fp = fingerprint(info.script)
+			}
+			return info
+		}
+		for len(words) > 0 && isAssignment(words[0]) {
+			words = words[1:]
+		}
+	}
+	if len(words) == 0 || words[0] == "" {
+		info.reason = "empty command"
+		return info
+	}
+	info.script, info.safe, info.reason = classify(words, spec)
+	if info.script != "" {
+		info.fp = fingerprint(info.script)
+	}
+	return info
+}
+
+// classify applies rules 2 and 3 to a command's words.
+func classify(words []string, spec ProcSpec) (script string, safe bool, reason string) {
+	prog, args := words[0], words[1:]
+	fam := interpreterFamily(prog)
+	if shells[filepath.Base(prog)] {
+		arg, ok := scriptArg("shell", args)
+		if !ok {
+			return looseWords(args, spec), false, "a shell command string (shells are not prewarmed by default)"
+		}
+		if path := resolve(arg, spec.Dir); isRegular(path) {
+			return path, false, "a shell script (shells are not prewarmed by default)"
+		}
+		return "", false, "script file not found"
+	}
+	if fam == "" {
+		// The program itself may be the script.
+		path := prog
+		if strings.Contains(prog, "/") {
+			path = resolve(prog, spec.Dir)
+		} else if p, err := lookPath(prog, spec.Env); err == nil {
+			path = p
+		} else {
+			return "", false, "program not found"
+		}
+		if !isRegular(path) {
+			return "", false, "program not found"
+		}
+		interp := shebang(path)
+		if fam = interpreterFamily(interp); fam == "" {
+			why := "not a script for a recognised interpreter (python, node, bun, ruby)"
+			if interp != "" {
+				why = "a " + filepath.Base(interp) + " script (shells are not prewarmed by default)"
+			}
+			return path, false, why
+		}
+		return path, readsStdin(fam, path), fam
+	}
+	arg, ok := scriptArg(fam, args)
+	if !ok {
+		return looseWords(words[1:], spec), false, "interpreter runs code from an option or stdin, not a script file"
+	}
+	path := resolve(arg, spec.Dir)
+	if !isRegular(path) {
+		return "", false, "script file not found"
+	}
+	return path, readsStdin(fam, path), fam
+}
+
+// readsStdin is rule 3. It is a textual check: a false positive costs at most one early
+// run (a prewarmed process that exits 0 while waiting disables prewarming for its key).
+func readsStdin(fam, path string) bool {
+	fi, err := os.Stat(path)
+	if err != nil || fi.Size() > maxAnalyzeBytes {
+		return false
+	}
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return false
+	}
+	return stdinPatterns[fam].Match(b)
+}
+
+// scriptArg returns the script operand of an interpreter invocation.
+func scriptArg(fam string, args []string) (string, bool) {
+	for i := 0; i < len(args); i++ {
+		a := args[i]
+		if a == "--" {
+			if i+1 < len(args) {
+				return args[i+1], true
+			}
+			return "", false
+		}
+		if !strings.HasPrefix(a, "-") {
+			return a, true
+		}
+		name, _, hasValue := strings.Cut(a, "=")
+		for _, e := range evalOptions[fam] {
+			if name == e {
+				return "", false
+			}
+		}
+		if fam == "python" && !strings.HasPrefix(a, "--") && !strings.ContainsAny(a[1:2], "WX") && strings.ContainsAny(a[1:], "cmi") {
+			return "", false // a cluster such as -Bc
+		}
+		if !hasValue {
+			for _, v := range valueOptions[fam] {
+				if name == v {
+					i++
+					break
+				}
+			}
+		}
+	}
+	return "", false
+}
+
+// shebang returns the interpreter a script's #! line runs, looking through env.
+func shebang(path string) string {
+	f, err := os.Open(path)
+	if err != nil {
+		return ""
+	}
+	defer f.Close()
+	line, err := bufio.NewReader(io.LimitReader(f, 256)).ReadString('\n')
+	if err != nil && err != io.EOF {
+		return ""
+	}
+	rest, ok := strings.CutPrefix(line, "#!")
+	if !ok {
+		return ""
+	}
+	fields := strings.Fields(rest)
+	if len(fields) == 0 {
+		return ""
+	}
+	if filepath.Base(fields[0]) != "env" {
+		return fields[0]
+	}
+	for _, f := range fields[1:] {
+		if strings.HasPrefix(f, "-") || isAssignment(f) {
+			continue
+		}
+		return f
+	}
+	return ""
+}
+
+func resolve(p, dir string) string {
+	if filepath.IsAbs(p) || dir == "" {
+		return p
+	}
+	return filepath.Join(dir, p)
+}
+
+func isRegular(p string) bool {
+	fi, err := os.Stat(p)
+	return err == nil && fi.Mode().IsRegular()
+}
+
+func isAssignment(w string) bool {
+	name, _, ok := strings.Cut(w, "=")
+	return ok && isName(name)
+}
+
+func isName(s string) bool {
+	if s == "" {
+		return false
+	}
+	for i, r := range s {
+		if r == '_' || (r >= 'a' && r <= 'z') || (r >= 'A' && r <= 'Z') || (i > 0 && r >= '0' && r <= '9') {
+			continue
+		}
+		return false
+	}
+	return true
+}
+
+// looseScript finds, in a command line the analysis does not accept, the first word
+// after the program (or the program, if it is a path) that names an existing file.
+func looseScript(spec ProcSpec) string {
+	raw := strings.FieldsFunc(spec.Command, func(r rune) bool {
+		return r == ' ' || r == '\t' || r == '\n' || strings.ContainsRune(";&|<>()`", r)
+	})
+	var words []string
+	for _, w := range raw {
+		w = strings.NewReplacer(`"`, "", `'`, "").Replace(w)
+		w = os.Expand(w, func(k string) string { return lookupEnv(spec.Env, k) })
+		if rest, ok := strings.CutPrefix(w, "~/"); ok {
+			w = filepath.Join(lookupEnv(spec.Env, "HOME"), rest)
+		}
+		words = append(words, w)
+	}
+	if len(words) > 0 && strings.Contains(words[0], "/") {
+		if p := resolve(words[0], spec.Dir); isRegular(p) {
+			return p
+		}
+	}
+	if len(words) > 0 {
+		return looseWords(words[1:], spec)
+	}
+	return ""
+}
+
+func looseWords(words []string, spec ProcSpec) string {
+	for _, w := range words {
+		if w == "" || strings.HasPrefix(w, "-") {
+			continue
+		}
+		if p := resolve(w, spec.Dir); isRegular(p) {
+			return p
+		}
+	}
+	return ""
+}
+
+// shellWords splits a POSIX sh command line into words the way sh would, for a simple
+// command only: it reports false for anything whose meaning it cannot know statically
+// (operators, redirections, command or arithmetic substitution, globs, special
+// parameters, ${...} operators, an unquoted expansion that would be field-split, ~user).
+func shellWords(s string, env []string) ([]string, bool) {
+	var words []string
+	var cur strings.Builder
+	inWord := false
+	rs := []rune(s)
+	expand := func(i int, quoted bool) (int, bool) {
+		// rs[i] == '$'
+		j := i + 1
+		var name string
+		if j < len(rs) && rs[j] == '{' {
+			end := j + 1
+			for end < len(rs) && rs[end] != '}' {
+				end++
+			}
+			if end == len(rs) {
+				return 0, false
+			}
+			name = string(rs[j+1 : end])
+			j = end + 1
+		} else {
+			end := j
+			for end < len(rs) && (rs[end] == '_' || (rs[end] >= 'a' && rs[end] <= 'z') || (rs[end] >= 'A' && rs[end] <= 'Z') || (end > j && rs[end] >= '0' && rs[end] <= '9')) {
+				end++
+			}
+			name = string(rs[j:end])
+			j = end
+		}
+		if !isName(name) {
+			return 0, false
+		}
+		v := lookupEnv(env, name)
+		if !quoted && strings.ContainsAny(v, " \t\n*?[") {
+			return 0, false
+		}
+		cur.WriteString(v)
+		return j, true
+	}
+	for i := 0; i < len(rs); {
+		r := rs[i]
+		switch {
+		case r == ' ' || r == '\t':
+			if inWord {
+				words = append(words, cur.String())
+				cur.Reset()
+				inWord = false
+			}
+			i++
+		case strings.ContainsRune(";&|<>()`*?[{}\n", r):
+			return nil, false
+		case r == '#' && !inWord:
+			return nil, false
+		case r == '~' && !inWord:
+			inWord = true
+			if i+1 < len(rs) && rs[i+1] != '/' && rs[i+1] != ' ' && rs[i+1] != '\t' {
+				return nil, false // ~user
+			}
+			cur.WriteString(lookupEnv(env, "HOME"))
+			i++
+		case r == '\\':
+			inWord = true
+			if i+1 >= len(rs) {
+				return nil, false
+			}
+			cur.WriteRune(rs[i+1])
+			i += 2
+		case r == '\'':
+			inWord = true
+			end := i + 1
+			for end < len(rs) && rs[end] != '\'' {
+				end++
+			}
+			if end == len(rs) {
+				return nil, false
+			}
+			cur.WriteString(string(rs[i+1 : end]))
+			i = end + 1
+		case r == '"':
+			inWord = true
+			i++
+			for {
+				if i >= len(rs) {
+					return nil, false
+				}
+				c := rs[i]
+				if c == '"' {
+					i++
+					break
+				}
+				switch c {
+				case '`':
+					return nil, false
+				case '\\':
+					if i+1 < len(rs) && strings.ContainsRune("$`\"\\", rs[i+1]) {
+						cur.WriteRune(rs[i+1])
+						i += 2
+						continue
+					}
+					cur.WriteRune(c)
+					i++
+				case '$':
+					j, ok := expand(i, true)
+					if !ok {
+						return nil, false
+					}
+					i = j
+				default:
+					cur.WriteRune(c)
+					i++
+				}
+			}
+		case r == '$':
+			inWord = true
+			j, ok := expand(i, false)
+			if !ok {
+				return nil, false
+			}
+			i = j
+		default:
+			inWord = true
+			cur.WriteRune(r)
+			i++
+		}
+	}
+	if inWord {
+		words = append(words, cur.String())
+	}
+	return words, true
+}

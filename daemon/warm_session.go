@@ -1,0 +1,79 @@
+package daemon
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"strings"
+
+	"github.com/hookd/hookd/configs"
+	"github.com/hookd/hookd/events"
+)
+
+// Warmer is a Runner that can start a hook's process ahead of its first event.
+type Warmer interface {
+	// Warm makes sure one process for spec (Stdin unused) is ready or starting. It
+	// returns at once; it does nothing for specs it would not prewarm.
+	Warm(spec ProcSpec)
+}
+
+// procSpec is the process a command handler runs in dir with env, with hookd's own
+// configuration for it (prewarm, worker); the caller adds Stdin.
+func (e *Engine) procSpec(h *configs.Handler, dir string, env []string) ProcSpec {
+	ov := e.cfg.Override(h)
+	return ProcSpec{
+		Command: h.Command, Args: h.Args, Dir: dir, Env: env,
+		Timeout: h.EffectiveTimeout(), OutputCap: e.cfg.OutputCapBytes,
+		Shell: h.Shell, HookID: h.ID, HookRev: HandlerRev(h),
+		Prewarm: PrewarmPolicyFor(e.cfg.Prewarm, ov.Prewarm), Worker: ov.Worker != nil && *ov.Worker,
+	}
+}
+
+// HandlerRev identifies a handler's definition: its file, place and JSON as written. Any
+// settings edit that touches the hook changes it.
+func HandlerRev(h *configs.Handler) string {
+	sum := sha256.New()
+	for _, s := range []string{h.File, h.ID, h.MatcherText, string(h.Raw)} {
+		sum.Write([]byte(s))
+		sum.Write([]byte{0})
+	}
+	return hex.EncodeToString(sum.Sum(nil)[:16])
+}
+
+// warmEvents are the events that come many times per session; their hooks are prewarmed
+// when the session starts, so even a session's first tool call finds them warm.
+var warmEvents = map[string]bool{
+	"UserPromptSubmit": true, "PreToolUse": true, "PermissionRequest": true, "PermissionDenied": true,
+	"PostToolUse": true, "PostToolUseFailure": true, "PostToolBatch": true, "Notification": true,
+	"SubagentStart": true, "SubagentStop": true, "Stop": true,
+}
+
+// warmSession prewarms, on SessionStart, the command hooks of the session's frequent
+// events with the directory and environment their events will most likely bring: the
+// SessionStart caller's environment without CLAUDE_ENV_FILE (Claude Code sets it only for
+// SessionStart, Setup, CwdChanged and FileChanged; spec §6), plus hookd's fill-ins. A wrong
+// guess costs one idle process, reaped after the idle timeout: a process is only ever used
+// for an event whose key matches exactly.
+func (e *Engine) warmSession(snap *configs.Snapshot, env []string, h Header, project, dir string) {
+	w, ok := e.runner.(Warmer)
+	if !ok {
+		return
+	}
+	base := make([]string, 0, len(env))
+	for _, kv := range env {
+		if !strings.HasPrefix(kv, "CLAUDE_ENV_FILE=") {
+			base = append(base, kv)
+		}
+	}
+	seen := map[string]bool{} // identical handlers run once, as the first of them (Match)
+	for _, hd := range snap.Handlers() {
+		if hd.Type != events.Command || !hd.Runnable || hd.Event == nil || !warmEvents[hd.Event.Name] || snap.Reason(hd) != "" {
+			continue
+		}
+		if k := hd.Event.Name + "\x00" + hd.Key; seen[k] {
+			continue
+		} else {
+			seen[k] = true
+		}
+		w.Warm(e.procSpec(hd, dir, e.hookEnv(base, hd.Event, h, project)))
+	}
+}
