@@ -29,7 +29,13 @@ func Merge(ev *Event, parts []Interpretation) *protocol.Result {
 			res.Warnings = append(res.Warnings, hookName(p.Hook)+": "+w)
 		}
 		if p.AdditionalContext != "" {
+			if p.PlainContext && res.PlainContext == nil {
+				res.PlainContext = make([]bool, len(res.AdditionalContext))
+			}
 			res.AdditionalContext = append(res.AdditionalContext, p.AdditionalContext)
+			if res.PlainContext != nil {
+				res.PlainContext = append(res.PlainContext, p.PlainContext)
+			}
 		}
 		if p.SystemMessage != "" {
 			res.SystemMessages = append(res.SystemMessages, p.SystemMessage)

@@ -49,7 +49,85 @@ func Finalize(ev *Event, res *protocol.Result) {
 	if top.len() > 0 {
 		res.Output = top.bytes()
 	}
+	renderPlainContext(ev, res, top, hso)
 	renderExitCode(ev, res)
+	renderStopExit2(ev, res)
+}
+
+// renderPlainContext: on the events where plain stdout is context (SessionStart,
+// UserPromptSubmit, UserPromptExpansion) Claude Code labels a hook's plain stdout "<hook>
+// hook success: <text>" and JSON context "<Event> hook additional context: <text>", each
+// its own paragraph of the system message (probes ups-1..3, ss-1..3). When the first
+// context in configuration order is plain stdout and the answer has nothing else to say,
+// hookd answers with plain stdout, so Claude Code writes the same label; later contexts
+// follow as paragraphs carrying the label Claude Code would have given them (SessionStart
+// joins several JSON contexts into one paragraph). When the answer must be JSON the
+// contexts stay one additionalContext, as before.
+func renderPlainContext(ev *Event, res *protocol.Result, top, hso *object) {
+	if !ev.PlainTextContext || len(res.PlainContext) != len(res.AdditionalContext) || len(res.AdditionalContext) == 0 ||
+		!res.PlainContext[0] || top.len() != 1 || hso.len() != 1 || res.Block != nil {
+		return
+	}
+	var paras []string
+	jsonPara := -1 // SessionStart: the paragraph that joins the JSON contexts
+	for i, c := range res.AdditionalContext {
+		switch {
+		case i == 0:
+			paras = append(paras, c) // Claude Code adds the label
+		case res.PlainContext[i]:
+			paras = append(paras, plainLabel(ev, res)+c)
+		case ev.Name == "SessionStart" && jsonPara >= 0:
+			paras[jsonPara] += "\n" + c
+		default:
+			if ev.Name == "SessionStart" {
+				jsonPara = len(paras)
+			}
+			paras = append(paras, ev.Name+" hook additional context: "+c)
+		}
+	}
+	res.Output = nil
+	res.Stdout = strings.Join(paras, "\n\n") + "\n"
+}
+
+// plainLabel is the label of a later plain-stdout context. SessionStart's hook name
+// carries the session source ("SessionStart:startup"), which a Result does not record;
+// startup is the one a new session has.
+func plainLabel(ev *Event, res *protocol.Result) string {
+	if ev.Name == "SessionStart" {
+		return "SessionStart:startup hook success: "
+	}
+	return ev.Name + " hook success: "
+}
+
+// renderStopExit2: a Stop or SubagentStop block that came from one hook's exit 2 is
+// answered with exit 2 and that hook's stderr, not JSON. Claude Code then shows only
+// "Stop hook feedback:\n[<hookc command>]: <stderr>" — what it shows without hookd but
+// for the command named — where a JSON block would add a second message, "Stop hook
+// blocking error from command: …" (probes stop-2, stop-2b).
+func renderStopExit2(ev *Event, res *protocol.Result) {
+	if ev.Name != "Stop" && ev.Name != "SubagentStop" {
+		return
+	}
+	b := res.Block
+	if b == nil || b.Via != ViaExit2 || b.Hook == nil || b.Hook.Command == "" || res.PreventContinuation ||
+		len(res.AdditionalContext) > 0 || len(res.SystemMessages) > 0 || len(res.Specific) > 0 {
+		return
+	}
+	blocked := 0
+	for _, h := range res.Hooks {
+		if h.Outcome == protocol.OutcomeBlocked {
+			blocked++
+		}
+	}
+	prefix := "[" + b.Hook.Command + "]: "
+	if blocked != 1 || !strings.HasPrefix(b.Reason, prefix) {
+		return
+	}
+	stderr := strings.TrimPrefix(b.Reason, prefix)
+	if stderr == "No stderr output" {
+		stderr = ""
+	}
+	res.Output, res.Stdout, res.ExitCode, res.Stderr = nil, "", 2, stderr
 }
 
 // renderUniversal writes the fields every event shares (spec §4.3). Merge only kept the
@@ -182,7 +260,7 @@ func renderExitCode(ev *Event, res *protocol.Result) {
 		if res.Block != nil && !res.PreventContinuation {
 			res.ExitCode, res.Stderr = 2, withNewline(res.Block.Reason)
 		}
-	case !blocksOnExit2(ev) && len(res.Output) == 0:
+	case !blocksOnExit2(ev) && len(res.Output) == 0 && res.Stdout == "":
 		var notes []string
 		for _, h := range res.Hooks {
 			if h.Outcome == protocol.OutcomeError && h.ExitCode != nil && *h.ExitCode == 2 {

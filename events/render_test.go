@@ -51,8 +51,12 @@ func TestFinalize(t *testing.T) {
 		{"pr/exit2 is nothing", "PermissionRequest", []hook{{"a", cmd(2, "", "E2")}}, rendered{}},
 
 		// Top-level decision events.
-		{"stop/exit2 as decision block", "Stop", []hook{{"a", cmd(2, "", "SE\n")}},
-			rendered{Output: `{"decision":"block","reason":"[./a.sh]: SE\n"}`}},
+		// One exit-2 Stop hook: exit 2 with its stderr, so Claude Code shows only the
+		// feedback text (e2e stop-exit2-then-allow); two blocks need the JSON form.
+		{"stop/exit2 as exit 2", "Stop", []hook{{"a", cmd(2, "", "SE\n")}},
+			rendered{Stderr: "SE\n", ExitCode: 2}},
+		{"stop/two exit2 as decision block", "Stop", []hook{{"a", cmd(2, "", "SE\n")}, {"b", cmd(2, "", "SE2\n")}},
+			rendered{Output: `{"decision":"block","reason":"[./a.sh]: SE\n[./b.sh]: SE2\n"}`}},
 		{"stop/block + context", "Stop", []hook{{"a", cmd(0, stopBlock, "")}, {"b", cmd(0, stopCtx, "")}},
 			rendered{Output: `{"decision":"block","reason":"Tests are failing; fix them before stopping","hookSpecificOutput":{"hookEventName":"Stop","additionalContext":"Run the test suite before finishing"}}`}},
 		{"ups/plain + json contexts", "UserPromptSubmit", []hook{{"a", cmd(0, "P1\n", "")}, {"b", cmd(0, upsBlock, "")}},
@@ -74,7 +78,15 @@ func TestFinalize(t *testing.T) {
 		{"ss/exit2 notice alone", "SessionStart", []hook{{"a", cmd(2, "S1", "SE\n")}, {"b", cmd(1, "", "x")}},
 			rendered{Stderr: "[./a.sh]: SE\n", ExitCode: 2}},
 		{"ss/exit2 notice yields to context", "SessionStart", []hook{{"a", cmd(2, "", "SE\n")}, {"b", cmd(0, "S1\n", "")}},
-			rendered{Output: `{"hookSpecificOutput":{"hookEventName":"SessionStart","additionalContext":"S1"}}`}},
+			rendered{Stdout: "S1\n"}},
+		// Plain stdout first: plain stdout, later contexts as labelled paragraphs (e2e
+		// prompt-context, session-start-context).
+		{"ss/plain then json contexts", "SessionStart", []hook{{"a", cmd(0, "S1\n", "")}, {"b", cmd(0, `{"hookSpecificOutput":{"hookEventName":"SessionStart","additionalContext":"S2"}}`, "")}, {"c", cmd(0, `{"hookSpecificOutput":{"hookEventName":"SessionStart","additionalContext":"S3"}}`, "")}},
+			rendered{Stdout: "S1\n\nSessionStart hook additional context: S2\nS3\n"}},
+		{"ups/two plain contexts", "UserPromptSubmit", []hook{{"a", cmd(0, "P1\n", "")}, {"b", cmd(0, "P2\n", "")}, {"c", cmd(0, `{"hookSpecificOutput":{"hookEventName":"UserPromptSubmit","additionalContext":"P3"}}`, "")}},
+			rendered{Stdout: "P1\n\nUserPromptSubmit hook success: P2\n\nUserPromptSubmit hook additional context: P3\n"}},
+		{"ups/json first stays json", "UserPromptSubmit", []hook{{"a", cmd(0, `{"hookSpecificOutput":{"hookEventName":"UserPromptSubmit","additionalContext":"P3"}}`, "")}, {"b", cmd(0, "P1\n", "")}},
+			rendered{Output: `{"hookSpecificOutput":{"hookEventName":"UserPromptSubmit","additionalContext":"P3\nP1"}}`}},
 		{"notification/nothing", "Notification", []hook{{"a", cmd(2, `{"systemMessage":"M"}`, "E")}}, rendered{}},
 
 		// WorktreeCreate.

@@ -182,7 +182,12 @@ type Result struct {
 	// Block is set when a hook blocked the action this event guards.
 	Block             *Block   `json:"block,omitempty"`
 	AdditionalContext []string `json:"additional_context,omitempty"`
-	SystemMessages    []string `json:"system_messages,omitempty"`
+	// PlainContext marks, index for index, the AdditionalContext entries that came from a
+	// hook's plain stdout rather than JSON additionalContext: Claude Code labels the two
+	// differently ("hook success" vs "hook additional context"), so the renderer keeps them
+	// apart. nil when none did.
+	PlainContext   []bool   `json:"plain_context,omitempty"`
+	SystemMessages []string `json:"system_messages,omitempty"`
 	// Specific holds the other merged event-specific output fields the event honours,
 	// keyed by their Claude Code name (sessionTitle, watchPaths, updatedToolOutput,
 	// updatedPermissions, terminalSequence, worktreePath, ...), for rendering.
