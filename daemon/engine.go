@@ -79,6 +79,8 @@ type Engine struct {
 	start  time.Time
 
 	counters counters
+	// sessions maps project → the last session_id seen there (ConfigChange payloads).
+	sessions sync.Map
 }
 
 type counters struct {
@@ -105,6 +107,7 @@ func NewEngine(o Options) *Engine {
 		state: o.StateDir, home: o.Sources.Home, start: time.Now(),
 	}
 	e.store = NewStore(o.Logger.Named("settings"), o.Sources)
+	e.store.SetVeto(e.vetoConfigChange)
 	return e
 }
 
@@ -201,6 +204,7 @@ func (e *Engine) Handle(ctx context.Context, req *protocol.Request, caller Calle
 		project = filepath.Clean(project)
 	}
 	snap := e.store.Snapshot(project)
+	e.noteSession(project, h.SessionID)
 
 	d := &Decision{ID: NewDecisionID(), Time: time.Now(), Event: ev.Name, Header: h, Payload: req.Event,
 		ProjectDir: project, Caller: caller, Snapshot: snap}

@@ -28,8 +28,9 @@ type Server struct {
 	Engine          *Engine
 	Log             *zap.Logger
 	MaxRequestBytes int
-	// Reload is called for OpReload requests; it returns a summary.
-	Reload func() any
+	// Reload is called for OpReload requests; it returns a summary. nil: the engine's
+	// store reloads every file (Watcher.Reload also re-checks its watches).
+	Reload func(ctx context.Context) any
 	// AllowUIDs are served besides the daemon's own uid and root (tests use none).
 	AllowUIDs []int
 
@@ -262,9 +263,9 @@ func (s *Server) handle(ctx context.Context, req *protocol.Request, caller Calle
 	case protocol.OpReload:
 		var summary any
 		if s.Reload != nil {
-			summary = s.Reload()
+			summary = s.Reload(ctx)
 		} else {
-			summary = map[string]int{"swapped": s.Engine.Store().Reload()}
+			summary = s.Engine.Store().Reload(ctx, "request")
 		}
 		data, _ := json.Marshal(summary)
 		cw.write(&protocol.Frame{Type: protocol.FrameResult, V: protocol.Version, ID: req.ID, Data: data})
@@ -286,13 +287,21 @@ func (s *Server) handle(ctx context.Context, req *protocol.Request, caller Calle
 
 // Status is the answer to `hookd status`.
 type Status struct {
-	Version    string            `json:"version"`
-	PID        int               `json:"pid"`
-	Uptime     string            `json:"uptime"`
-	StartedAt  time.Time         `json:"started_at"`
-	Generation uint64            `json:"generation"`
-	Mode       string            `json:"mode"`
-	Sources    []SourceStatus    `json:"sources"`
+	Version    string         `json:"version"`
+	PID        int            `json:"pid"`
+	Uptime     string         `json:"uptime"`
+	StartedAt  time.Time      `json:"started_at"`
+	Generation uint64         `json:"generation"`
+	Mode       string         `json:"mode"`
+	Sources    []SourceStatus `json:"sources"`
+	// PendingErrors are the settings files that are invalid on disk now (their last good
+	// version stays in force), as "path:line:col: field: message".
+	PendingErrors []string `json:"pending_errors,omitempty"`
+	// Refused are changes a ConfigChange hook refused, as "path: reason".
+	Refused []string `json:"refused,omitempty"`
+	// Watcher is how settings files are followed; nil when no watcher runs.
+	Watcher    *WatcherStatus    `json:"watcher,omitempty"`
+	LastReload *ReloadSummary    `json:"last_reload,omitempty"`
 	Projects   []ProjectStatus   `json:"projects"`
 	Counters   map[string]uint64 `json:"counters"`
 	PerEvent   map[string]uint64 `json:"per_event,omitempty"`
@@ -316,6 +325,15 @@ func (e *Engine) Status() Status {
 			"audit_failures": e.counters.auditFailures.Load(),
 		},
 		PerEvent: map[string]uint64{},
+		Watcher:  e.store.WatcherStatus(), LastReload: e.store.LastReload(),
+	}
+	for _, f := range files {
+		if f.Error != "" {
+			st.PendingErrors = append(st.PendingErrors, f.Error)
+		}
+		if f.Refused != nil {
+			st.Refused = append(st.Refused, f.Path+": "+f.Refused.Reason)
+		}
 	}
 	if r, ok := e.runner.(interface{ Stats() map[string]any }); ok {
 		st.Extra = r.Stats() // "prewarm" and "workers"

@@ -1,9 +1,18 @@
 package daemon
 
 import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"errors"
+	"fmt"
+	"io"
 	"io/fs"
+	"os"
+	"path/filepath"
+	"slices"
 	"sort"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -16,55 +25,190 @@ import (
 // Store owns the compiled settings: the last good version of every settings file, and
 // one immutable Snapshot per project built from them.
 //
-// Reads are lock-free (atomic.Pointer): an event loads its project's snapshot once and
-// finishes on it even if a reload swaps a new one in meanwhile. Reloads build the new
-// snapshot off the hot path and swap it in; an invalid file keeps its last good version
-// (an edit with a typo never drops a guard), a deleted file drops its hooks.
+// Reads are lock-free: the project table is a copy-on-write map behind an atomic.Pointer
+// and each project's snapshot is an atomic.Pointer, so an event for a known project never
+// waits for a reload; it loads its snapshot once and finishes on it even if a reload
+// swaps a new one in meanwhile (STYLE §6).
+//
+// A reload reads and parses files without any lock (retrying a file that may be
+// mid-write), offers the content changes to the ConfigChange veto (spec §4.4), then takes
+// the mutex briefly to record the new file states, compile and swap. An invalid file
+// keeps its last good version (an edit with a typo never drops a guard), a deleted file
+// drops its hooks, a refused change keeps the previous version; each is visible in
+// Status until the file changes again.
 type Store struct {
 	log  *zap.Logger
 	base configs.Sources
 
-	mu       sync.Mutex // guards files and projects (the maps, not the snapshots)
-	files    map[string]*fileState
-	projects map[string]*projectState
+	// reloadMu serialises reloads: one read → veto → commit cycle at a time. The hot path
+	// never takes it, and neither does loading a new project.
+	reloadMu sync.Mutex
+
+	mu    sync.Mutex // guards files, every projectState.refs, hooks, and writes to projects
+	files map[string]*fileState
+	// projects is copy-on-write: writers (holding mu) publish a new map; readers load it
+	// without a lock.
+	projects atomic.Pointer[map[string]*projectState]
+	// dropIns is the managed-settings.d listing the projects' refs were built with.
+	dropIns []string
+	hooks   storeHooks
 
 	generation atomic.Uint64
-	// onSwap, if set, is called (without locks held) after a project's snapshot changed.
-	onSwap func(project string, old, new *configs.Snapshot)
-	// onNewProject, if set, is called when a project is seen for the first time, with
-	// the files it reads (the watcher adds watches for them).
-	onNewProject func(project string, refs []configs.FileRef)
+	watch      atomic.Pointer[map[string]WatchInfo]
+	watcher    atomic.Pointer[Watcher]
+	lastReload atomic.Pointer[ReloadSummary]
+	retry      retryPolicy
+	// readFile reads a settings file (readCapped; tests simulate a writer mid-write).
+	readFile func(path string) ([]byte, error)
 }
 
+type storeHooks struct {
+	// veto, if set, is offered every content change before it is applied (ConfigChange).
+	veto VetoFunc
+	// newProject, if set, is called (without locks held) when a project is loaded for
+	// the first time: the watcher adds watches for its files.
+	newProject func(project string)
+}
+
+// retryPolicy bounds how long a reload waits for a file that may be mid-write: a parse
+// error in a file whose bytes changed is retried tries-1 times, the n-th retry after
+// n*step, before the file is called invalid (25+50 ms by default; the 150 ms budget of
+// issue #4 with room to spare).
+type retryPolicy struct {
+	tries int
+	step  time.Duration
+}
+
+var defaultRetry = retryPolicy{tries: 3, step: 25 * time.Millisecond}
+
 type fileState struct {
-	ref      configs.FileRef
-	good     *configs.File // last good parse; nil if absent or never valid
-	err      error         // current error (the file on disk is invalid), nil if fine
-	absent   bool
-	loadedAt time.Time
-	hash     string // hash of the bytes last seen on disk (good or bad)
+	ref  configs.FileRef
+	good *configs.File // version in force; nil: the file contributes nothing
+	err  error         // the content on disk is invalid (good stays in force)
+	// absent: the file does not exist on disk. good is nil then, unless a ConfigChange
+	// hook refused the deletion.
+	absent bool
+	// seen identifies what the last read found (content hash, absentToken, or an error
+	// token), so a reload skips files that did not change.
+	seen     string
+	loadedAt time.Time // when good last changed (or the file was first read)
+	refused  *Refusal  // a change a ConfigChange hook refused, until the file changes again
+}
+
+const absentToken = "absent"
+
+// Refusal is a settings change that a ConfigChange hook refused (spec §4.4): the previous
+// version of the file stays in force until the file changes again.
+type Refusal struct {
+	// Revision is the hash of the refused content; "" when a deletion was refused.
+	Revision string    `json:"revision,omitempty"`
+	Reason   string    `json:"reason"`
+	Project  string    `json:"project,omitempty"` // the project whose ConfigChange hooks refused
+	At       time.Time `json:"at"`
 }
 
 type projectState struct {
 	dir  string
-	refs []configs.FileRef
+	refs []configs.FileRef // guarded by Store.mu
 	snap atomic.Pointer[configs.Snapshot]
 	gen  atomic.Uint64
 	at   atomic.Int64 // unix nanos of the last swap
 }
 
+// SettingsChange is one detected content change of a settings file, offered to the veto
+// (ConfigChange hooks) before it is applied.
+type SettingsChange struct {
+	Ref configs.FileRef
+	// Source is the ConfigChange source: user_settings, project_settings, local_settings
+	// or policy_settings.
+	Source string
+	// Projects are the loaded projects that read the file; their current (old) snapshots
+	// judge the change.
+	Projects []string
+	Deleted  bool
+}
+
+// Vetoable reports whether a ConfigChange hook can refuse the change: not for managed
+// policy (spec §1.1, §4.4).
+func (c SettingsChange) Vetoable() bool { return c.Source != SourcePolicy }
+
+// ConfigChange sources (spec §1.1).
+const (
+	SourceUser    = "user_settings"
+	SourceProject = "project_settings"
+	SourceLocal   = "local_settings"
+	SourcePolicy  = "policy_settings"
+)
+
+// configChangeSource maps a file to its ConfigChange source; "" for files Claude Code
+// does not watch (--settings files, hookd-owned files). It goes by where the file is
+// (Kind), not its label.
+func configChangeSource(ref configs.FileRef) string {
+	switch ref.Kind {
+	case configs.KindManaged:
+		return SourcePolicy
+	case configs.KindUser:
+		return SourceUser
+	case configs.KindProject:
+		return SourceProject
+	case configs.KindLocal:
+		return SourceLocal
+	}
+	return ""
+}
+
+// VetoFunc judges changes before they are applied. It returns, by file path, why a
+// change is refused; a refusal of a change that is not Vetoable is logged and ignored.
+// It is called without store locks held, so it may read snapshots (and run events).
+type VetoFunc func(ctx context.Context, changes []SettingsChange) map[string]Refusal
+
+// WatchInfo says how the watcher follows one settings file, for status.
+type WatchInfo struct {
+	Mode   string `json:"mode"`             // watching | polling
+	Detail string `json:"detail,omitempty"` // the directory watched, or why polling
+}
+
+// ReloadSummary is the outcome of one reload: the answer to `hookd reload`, logged for
+// every reload that changed something, and the last one shown in status.
+type ReloadSummary struct {
+	Trigger   string    `json:"trigger"`
+	At        time.Time `json:"at"`
+	Took      string    `json:"took"`
+	FilesRead int       `json:"files_read"`
+	// Changed are the files whose version in force changed.
+	Changed    []string `json:"changed,omitempty"`
+	Swapped    int      `json:"projects_swapped"`
+	Generation uint64   `json:"generation"`
+	Errors     []string `json:"errors,omitempty"`  // files that are invalid now
+	Refused    []string `json:"refused,omitempty"` // changes ConfigChange hooks refused in this reload
+}
+
 // NewStore returns a store over base sources (ManagedDir, UserDir, Home, Extra); each
 // project adds its own project and local files.
 func NewStore(log *zap.Logger, base configs.Sources) *Store {
-	return &Store{log: log, base: base, files: map[string]*fileState{}, projects: map[string]*projectState{}}
+	s := &Store{log: log, base: base, files: map[string]*fileState{}, retry: defaultRetry, readFile: readCapped}
+	s.projects.Store(&map[string]*projectState{})
+	return s
+}
+
+// SetVeto installs the ConfigChange veto. Call it before the first reload.
+func (s *Store) SetVeto(v VetoFunc) {
+	s.mu.Lock()
+	s.hooks.veto = v
+	s.mu.Unlock()
+}
+
+// OnNewProject installs a callback run (without locks) after a project is first loaded.
+func (s *Store) OnNewProject(f func(project string)) {
+	s.mu.Lock()
+	s.hooks.newProject = f
+	s.mu.Unlock()
 }
 
 // Snapshot returns the current snapshot for project, loading the project on first use.
+// For a known project it takes no lock.
 func (s *Store) Snapshot(project string) *configs.Snapshot {
-	s.mu.Lock()
-	p, ok := s.projects[project]
-	s.mu.Unlock()
-	if ok {
+	if p, ok := (*s.projects.Load())[project]; ok {
 		return p.snap.Load()
 	}
 	return s.addProject(project).snap.Load()
@@ -73,67 +217,145 @@ func (s *Store) Snapshot(project string) *configs.Snapshot {
 // Generation counts snapshot swaps since start.
 func (s *Store) Generation() uint64 { return s.generation.Load() }
 
+// Base returns the sources every project shares.
+func (s *Store) Base() configs.Sources { return s.base }
+
+// Projects returns the loaded projects' directories, sorted.
+func (s *Store) Projects() []string {
+	m := *s.projects.Load()
+	out := make([]string, 0, len(m))
+	for d := range m {
+		out = append(out, d)
+	}
+	sort.Strings(out)
+	return out
+}
+
 func (s *Store) sourcesFor(project string) configs.Sources {
 	src := s.base
 	src.ProjectDir = project
 	return src
 }
 
+// addProject loads a project seen for the first time. Files the store does not know yet
+// (the project's own) are read before the lock is taken; shared files are reused.
 func (s *Store) addProject(project string) *projectState {
 	refs := s.sourcesFor(project).Files()
 	s.mu.Lock()
-	if p, ok := s.projects[project]; ok { // lost a race with another first event
+	var unknown []configs.FileRef
+	for _, r := range refs {
+		if _, ok := s.files[r.Path]; !ok {
+			unknown = append(unknown, r)
+		}
+	}
+	s.mu.Unlock()
+	reads := make([]readResult, len(unknown))
+	for i, r := range unknown {
+		reads[i] = s.read(r, "")
+	}
+
+	s.mu.Lock()
+	if p, ok := (*s.projects.Load())[project]; ok { // lost a race with another first event
 		s.mu.Unlock()
 		return p
 	}
-	p := &projectState{dir: project, refs: refs}
-	for _, r := range refs {
-		if _, ok := s.files[r.Path]; !ok {
-			s.files[r.Path] = s.loadLocked(r, nil)
+	now := time.Now()
+	for _, r := range reads {
+		if _, ok := s.files[r.ref.Path]; !ok {
+			s.files[r.ref.Path] = s.firstStateLocked(r, now)
 		}
 	}
+	p := &projectState{dir: project, refs: refs}
 	snap := s.compileLocked(p)
 	p.snap.Store(snap)
 	p.gen.Store(s.generation.Add(1))
-	p.at.Store(time.Now().UnixNano())
-	s.projects[project] = p
+	p.at.Store(now.UnixNano())
+	s.publishLocked(project, p)
+	cb := s.hooks.newProject
 	s.mu.Unlock()
-	s.log.Info("project loaded", zap.String("project", project), zap.String("revision", snap.Revision),
+
+	s.log.Info("project loaded", zap.String("project", project), zap.String("revision", short(snap.Revision)),
 		zap.Int("files", len(snap.Files)))
-	if s.onNewProject != nil {
-		s.onNewProject(project, refs)
+	if cb != nil {
+		cb(project)
 	}
 	return p
 }
 
-// loadLocked reads one file and returns its new state, keeping prev's last good
-// version if the file is now invalid.
-func (s *Store) loadLocked(ref configs.FileRef, prev *fileState) *fileState {
-	st := &fileState{ref: ref, loadedAt: time.Now()}
-	if prev != nil {
-		st.good = prev.good
+// publishLocked adds p to the copy-on-write project table.
+func (s *Store) publishLocked(project string, p *projectState) {
+	old := *s.projects.Load()
+	m := make(map[string]*projectState, len(old)+1)
+	for k, v := range old {
+		m[k] = v
 	}
-	f, err := configs.LoadFile(ref, s.base.Home)
-	switch {
-	case err == nil:
-		st.good, st.hash = f, f.Hash
-		for _, w := range f.Warnings {
-			s.log.Warn("settings warning", zap.String("file", ref.Path), zap.String("warning", w.String()))
-		}
-	case errors.Is(err, fs.ErrNotExist):
-		st.good, st.absent = nil, true
-	default:
-		st.err = err
-		if prev != nil && prev.err != nil && prev.err.Error() == err.Error() {
-			break // already reported
-		}
-		keep := "no previous version"
-		if st.good != nil {
-			keep = "keeping last good version " + short(st.good.Hash)
-		}
-		s.log.Error("invalid settings file", zap.String("file", ref.Path), zap.Error(err), zap.String("action", keep))
-	}
+	m[project] = p
+	s.projects.Store(&m)
+}
+
+// firstStateLocked is the state of a file read for the first time: no ConfigChange, no
+// retry (the watcher sees the end of a write in progress and reloads then).
+func (s *Store) firstStateLocked(r readResult, now time.Time) *fileState {
+	st := &fileState{ref: r.ref, seen: r.token, loadedAt: now, absent: r.absent, good: r.file, err: r.err}
+	s.logRead(r, nil)
 	return st
+}
+
+// readResult is one file as read from disk, parsed but not yet applied.
+type readResult struct {
+	ref    configs.FileRef
+	token  string // content hash, absentToken, or an error token
+	absent bool
+	file   *configs.File // valid content
+	err    error         // invalid content, or unreadable
+	parse  bool          // err is about the content (a retry may help), not the file system
+}
+
+// maxSettingsBytes bounds a read; configs rejects files over 8 MiB with a clear error.
+const maxSettingsBytes = 16 << 20
+
+// read reads and parses one file without locks. When the content hash equals prevSeen
+// the file is not parsed again (the caller keeps its state).
+func (s *Store) read(ref configs.FileRef, prevSeen string) readResult {
+	r := readResult{ref: ref}
+	path := ref.Path
+	if s.base.Home != "" && strings.HasPrefix(path, "~/") {
+		path = filepath.Join(s.base.Home, path[2:])
+	}
+	data, err := s.readFile(path)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		r.token, r.absent = absentToken, true
+		return r
+	case err != nil:
+		r.err = &configs.FileError{File: path, Err: err}
+		r.token = "error:" + err.Error()
+		return r
+	}
+	sum := sha256.Sum256(data)
+	r.token = hex.EncodeToString(sum[:])
+	if r.token == prevSeen {
+		return r
+	}
+	if len(data) > maxSettingsBytes {
+		// configs names the limit; hand it a prefix that is surely too long.
+		data = data[:maxSettingsBytes]
+	}
+	r.file, r.err = configs.ParseFile(ref, data, s.base.Home)
+	r.parse = r.err != nil
+	return r
+}
+
+func readCapped(path string) ([]byte, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	if fi, err := f.Stat(); err == nil && fi.IsDir() {
+		return nil, errors.New("is a directory, not a settings file")
+	}
+	return io.ReadAll(io.LimitReader(f, maxSettingsBytes+1))
 }
 
 func (s *Store) compileLocked(p *projectState) *configs.Snapshot {
@@ -146,69 +368,335 @@ func (s *Store) compileLocked(p *projectState) *configs.Snapshot {
 	return configs.Compile(files)
 }
 
-// Reload re-reads the given files (all known files when paths is empty) and swaps in new
-// snapshots for the projects whose compiled settings changed. It returns the number of
-// projects whose snapshot was swapped.
-func (s *Store) Reload(paths ...string) int {
+// Reload re-reads the given files — every known file when paths is empty — and swaps in
+// new snapshots for the projects whose compiled settings changed. managed-settings.d is
+// listed again each time, so drop-ins that appeared or vanished are followed. why names
+// the trigger in logs and the summary ("watch", "signal", "request").
+//
+// A file that fails to parse after its bytes changed may be mid-write: it is read again
+// (retryPolicy) before it is called invalid; the other files' changes are applied
+// meanwhile.
+func (s *Store) Reload(ctx context.Context, why string, paths ...string) ReloadSummary {
+	s.reloadMu.Lock()
+	defer s.reloadMu.Unlock()
+	start := time.Now()
+	sum := ReloadSummary{Trigger: why, At: start}
+
+	refs, rebuilt := s.reloadSetLocked(paths)
+	for attempt := 1; len(refs) > 0 || rebuilt; attempt++ {
+		prev := s.seenTokens(refs)
+		reads := make([]readResult, len(refs))
+		for i, r := range refs {
+			reads[i] = s.read(r, prev[r.Path])
+		}
+		sum.FilesRead += len(reads)
+		var final []readResult
+		refs = refs[:0:0]
+		for _, r := range reads {
+			if r.parse && attempt < s.retry.tries && r.token != prev[r.ref.Path] {
+				refs = append(refs, r.ref) // maybe mid-write: read it again shortly
+				continue
+			}
+			final = append(final, r)
+		}
+		s.apply(ctx, final, rebuilt, &sum)
+		rebuilt = false
+		if len(refs) == 0 {
+			break
+		}
+		t := time.NewTimer(time.Duration(attempt) * s.retry.step)
+		select {
+		case <-t.C:
+		case <-ctx.Done():
+			t.Stop()
+			refs = nil
+		}
+	}
+
+	sum.Generation = s.generation.Load()
+	s.mu.Lock()
+	s.pruneLocked()
+	for _, st := range s.files {
+		if st.err != nil {
+			sum.Errors = append(sum.Errors, st.err.Error())
+		}
+	}
+	s.mu.Unlock()
+	sort.Strings(sum.Errors)
+	sum.Took = time.Since(start).Round(time.Microsecond).String()
+	s.lastReload.Store(&sum)
+	return sum
+}
+
+// reloadSetLocked returns the files a reload reads: paths (or every known file), plus
+// drop-ins that appeared since the last reload. It rebuilds the projects' file lists
+// when the managed-settings.d listing changed, and then reports rebuilt. Called with
+// reloadMu held.
+func (s *Store) reloadSetLocked(paths []string) (refs []configs.FileRef, rebuilt bool) {
+	base := s.base.Files() // lists managed-settings.d now
+	var dropIns []string
+	for _, r := range base {
+		if r.Kind == configs.KindManaged && filepath.Dir(r.Path) == s.base.ManagedDropInDir() {
+			dropIns = append(dropIns, r.Path)
+		}
+	}
+	s.mu.Lock()
+	listingChanged := !slices.Equal(dropIns, s.dropIns)
+	s.mu.Unlock()
+	var newRefs map[string][]configs.FileRef
+	if listingChanged {
+		// Rare (a drop-in was added or removed): rebuild every project's list, reading
+		// the disk outside the lock.
+		newRefs = map[string][]configs.FileRef{}
+		for _, p := range s.Projects() {
+			newRefs[p] = s.sourcesFor(p).Files()
+		}
+	}
+
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.dropIns = dropIns
+	for dir, refs := range newRefs {
+		if p, ok := (*s.projects.Load())[dir]; ok {
+			p.refs = refs
+		}
+	}
+	want := map[string]configs.FileRef{}
+	if len(paths) == 0 {
+		for path, st := range s.files {
+			want[path] = st.ref
+		}
+	} else {
+		for _, path := range paths {
+			if st, ok := s.files[path]; ok {
+				want[path] = st.ref
+			}
+		}
+	}
+	// New drop-ins, and the files of every rebuilt list the store has not read yet.
+	for _, r := range base {
+		if _, ok := s.files[r.Path]; !ok {
+			want[r.Path] = r
+		}
+	}
+	for _, refs := range newRefs {
+		for _, r := range refs {
+			if _, ok := s.files[r.Path]; !ok {
+				want[r.Path] = r
+			}
+		}
+	}
+	refs = make([]configs.FileRef, 0, len(want))
+	for _, r := range want {
+		refs = append(refs, r)
+	}
+	sort.Slice(refs, func(i, j int) bool { return refs[i].Path < refs[j].Path })
+	return refs, listingChanged && len(newRefs) > 0
+}
+
+// pruneLocked forgets absent files that no project reads any more (a drop-in that was
+// deleted), so status does not list them forever.
+func (s *Store) pruneLocked() {
+	used := map[string]bool{}
+	for _, p := range *s.projects.Load() {
+		for _, r := range p.refs {
+			used[r.Path] = true
+		}
+	}
+	for _, path := range s.dropIns {
+		used[path] = true
+	}
+	for path, st := range s.files {
+		if st.absent && st.good == nil && !used[path] && st.ref.Kind == configs.KindManaged {
+			delete(s.files, path)
+		}
+	}
+}
+
+func (s *Store) seenTokens(refs []configs.FileRef) map[string]string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	m := make(map[string]string, len(refs))
+	for _, r := range refs {
+		if st := s.files[r.Path]; st != nil {
+			m[r.Path] = st.seen
+		}
+	}
+	return m
+}
+
+// apply turns reads into new file states: unchanged files are skipped, content changes
+// are offered to the veto (without locks), then states are recorded and the affected
+// projects recompiled and swapped under the mutex.
+// rebuilt forces every project to be recompiled (its file list changed).
+func (s *Store) apply(ctx context.Context, reads []readResult, rebuilt bool, sum *ReloadSummary) {
+	type pending struct {
+		r      readResult
+		change *SettingsChange
+	}
+	var todo []pending
+	var changes []SettingsChange
+	s.mu.Lock()
+	veto := s.hooks.veto
+	for _, r := range reads {
+		prev := s.files[r.ref.Path]
+		if prev != nil && prev.seen == r.token {
+			continue // nothing changed on disk
+		}
+		pd := pending{r: r}
+		if r.err == nil && goodHash(prev) != fileHash(r.file) {
+			// The version in force changes (new content, a new file, or a deletion).
+			// Files read for the first time before any project was loaded have no
+			// users, so start-up runs no ConfigChange.
+			if src := configChangeSource(r.ref); src != "" {
+				if users := s.usersLocked(r.ref.Path); len(users) > 0 {
+					c := SettingsChange{Ref: r.ref, Source: src, Deleted: r.absent, Projects: users}
+					pd.change = &c
+					changes = append(changes, c)
+				}
+			}
+		}
+		todo = append(todo, pd)
+	}
+	s.mu.Unlock()
+	if len(todo) == 0 && !rebuilt {
+		return
+	}
+
+	var refusals map[string]Refusal
+	if veto != nil && len(changes) > 0 {
+		refusals = veto(ctx, changes)
+	}
+
 	type swap struct {
 		project  string
 		old, new *configs.Snapshot
 	}
 	var swaps []swap
+	now := time.Now()
+	changed := map[string]bool{}
 	s.mu.Lock()
-	if len(paths) == 0 {
-		for p := range s.files {
-			paths = append(paths, p)
+	for _, pd := range todo {
+		r, prev := pd.r, s.files[pd.r.ref.Path]
+		st := &fileState{ref: r.ref, seen: r.token, absent: r.absent, loadedAt: now}
+		if prev != nil {
+			st.good, st.loadedAt = prev.good, prev.loadedAt
+		}
+		refusal, refused := refusals[r.ref.Path]
+		switch {
+		case r.err != nil:
+			st.err = r.err
+		case refused && pd.change != nil && pd.change.Vetoable():
+			refusal.Revision, refusal.At = fileHash(r.file), now
+			st.refused = &refusal
+			sum.Refused = append(sum.Refused, r.ref.Path+": "+refusal.Reason)
+		default:
+			if refused {
+				s.log.Warn("ConfigChange hook cannot refuse a managed policy change; applying it",
+					zap.String("file", r.ref.Path), zap.String("reason", refusal.Reason))
+			}
+			if goodHash(prev) != fileHash(r.file) {
+				st.loadedAt = now
+				changed[r.ref.Path] = true
+				sum.Changed = append(sum.Changed, r.ref.Path)
+			}
+			st.good = r.file
+		}
+		s.files[r.ref.Path] = st
+		s.logRead(r, prev)
+		if st.refused != nil {
+			s.log.Warn("settings change refused by a ConfigChange hook; keeping the previous version",
+				zap.String("file", r.ref.Path), zap.String("project", st.refused.Project),
+				zap.String("reason", st.refused.Reason), zap.String("kept_revision", short(goodHash(st))))
 		}
 	}
-	changed := map[string]bool{}
-	for _, path := range paths {
-		prev, ok := s.files[path]
-		if !ok {
+	for _, p := range *s.projects.Load() {
+		if !rebuilt && !usesAny(p, changed) {
 			continue
 		}
-		st := s.loadLocked(prev.ref, prev)
-		s.files[path] = st
-		if goodHash(prev) != goodHash(st) {
-			changed[path] = true
+		old := p.snap.Load()
+		snap := s.compileLocked(p)
+		if snap.Revision == old.Revision {
+			continue
 		}
-	}
-	if len(changed) > 0 {
-		for _, p := range s.projects {
-			if !usesAny(p, changed) {
-				continue
-			}
-			old := p.snap.Load()
-			snap := s.compileLocked(p)
-			if snap.Revision == old.Revision {
-				continue
-			}
-			p.snap.Store(snap)
-			p.gen.Store(s.generation.Add(1))
-			p.at.Store(time.Now().UnixNano())
-			swaps = append(swaps, swap{p.dir, old, snap})
-		}
+		p.snap.Store(snap)
+		p.gen.Store(s.generation.Add(1))
+		p.at.Store(now.UnixNano())
+		swaps = append(swaps, swap{p.dir, old, snap})
 	}
 	s.mu.Unlock()
+
+	sum.Swapped += len(swaps)
 	for _, sw := range swaps {
 		s.log.Info("settings reloaded", zap.String("project", sw.project),
 			zap.String("old_revision", short(sw.old.Revision)), zap.String("revision", short(sw.new.Revision)),
-			zap.Strings("changes", DiffSnapshots(sw.old, sw.new)))
-		if s.onSwap != nil {
-			s.onSwap(sw.project, sw.old, sw.new)
+			zap.Uint64("generation", s.generation.Load()), zap.Strings("changes", DiffSnapshots(sw.old, sw.new)))
+	}
+}
+
+// usersLocked lists the loaded projects that read path.
+func (s *Store) usersLocked(path string) []string {
+	var out []string
+	for dir, p := range *s.projects.Load() {
+		for _, r := range p.refs {
+			if r.Path == path {
+				out = append(out, dir)
+				break
+			}
 		}
 	}
-	return len(swaps)
+	sort.Strings(out)
+	return out
+}
+
+// logRead logs what a read found, once per distinct error.
+func (s *Store) logRead(r readResult, prev *fileState) {
+	if r.err != nil {
+		if prev != nil && prev.err != nil && prev.err.Error() == r.err.Error() {
+			return // already reported
+		}
+		keep := "no previous version: its hooks are not loaded"
+		if prev != nil && prev.good != nil {
+			keep = "keeping last good version " + short(prev.good.Hash)
+		}
+		fields := []zap.Field{zap.String("file", r.ref.Path), zap.Error(r.err), zap.String("action", keep)}
+		var fe *configs.FileError
+		if errors.As(r.err, &fe) {
+			if fe.Field != "" {
+				fields = append(fields, zap.String("field", fe.Field))
+			}
+			if fe.Line > 0 {
+				fields = append(fields, zap.Int("line", fe.Line), zap.Int("col", fe.Col))
+			}
+		}
+		s.log.Error("invalid settings file", fields...)
+		return
+	}
+	if r.file != nil {
+		for _, w := range r.file.Warnings {
+			s.log.Warn("settings warning", zap.String("file", r.ref.Path), zap.String("warning", w.String()))
+		}
+	}
+}
+
+func fileHash(f *configs.File) string {
+	if f == nil {
+		return ""
+	}
+	return f.Hash
 }
 
 func goodHash(st *fileState) string {
-	if st == nil || st.good == nil {
+	if st == nil {
 		return ""
 	}
-	return st.good.Hash
+	return fileHash(st.good)
 }
 
 func usesAny(p *projectState, paths map[string]bool) bool {
+	if len(paths) == 0 {
+		return false
+	}
 	for _, r := range p.refs {
 		if paths[r.Path] {
 			return true
@@ -229,17 +717,38 @@ func (s *Store) KnownFiles() []configs.FileRef {
 	return out
 }
 
+// setWatchInfo publishes how each file is watched (the watcher calls it after every
+// change to its watch set).
+func (s *Store) setWatchInfo(m map[string]WatchInfo) { s.watch.Store(&m) }
+
+// WatcherStatus reports the watcher following the store's files; nil when none runs.
+func (s *Store) WatcherStatus() *WatcherStatus {
+	if w := s.watcher.Load(); w != nil {
+		return w.Status()
+	}
+	return nil
+}
+
+// LastReload returns the summary of the last reload, nil before the first.
+func (s *Store) LastReload() *ReloadSummary { return s.lastReload.Load() }
+
 // SourceStatus describes one settings file for `hookd status`.
 type SourceStatus struct {
-	Path     string    `json:"path"`
-	Source   string    `json:"source"`
-	State    string    `json:"state"` // loaded | absent | invalid
-	Revision string    `json:"revision,omitempty"`
-	LoadedAt time.Time `json:"loaded_at"`
+	Path   string `json:"path"`
+	Source string `json:"source"`
+	// State is loaded, absent, invalid (the file on disk does not parse; KeptRevision is
+	// in force), or refused (a ConfigChange hook refused the last change; see Refused).
+	State    string    `json:"state"`
+	Revision string    `json:"revision,omitempty"` // the version in force
+	LoadedAt time.Time `json:"loaded_at"`          // when that version was loaded
 	Error    string    `json:"error,omitempty"`
 	Warnings []string  `json:"warnings,omitempty"`
 	// KeptRevision is the last good version still in force while the file is invalid.
-	KeptRevision string `json:"kept_revision,omitempty"`
+	KeptRevision string   `json:"kept_revision,omitempty"`
+	Refused      *Refusal `json:"refused,omitempty"`
+	// Watch says how hookd notices edits: watching (fsnotify on Watch.Detail) or polling
+	// (and why). Absent when no watcher runs (`hookd run`).
+	Watch *WatchInfo `json:"watch,omitempty"`
 }
 
 // ProjectStatus describes one project's snapshot.
@@ -254,13 +763,19 @@ type ProjectStatus struct {
 
 // Status reports every file and project.
 func (s *Store) Status() ([]SourceStatus, []ProjectStatus) {
+	var watch map[string]WatchInfo
+	if w := s.watch.Load(); w != nil {
+		watch = *w
+	}
 	s.mu.Lock()
-	defer s.mu.Unlock()
 	var files []SourceStatus
 	for _, st := range s.files {
-		fs := SourceStatus{Path: st.ref.Path, Source: string(st.ref.Origin), LoadedAt: st.loadedAt}
+		fs := SourceStatus{Path: st.ref.Path, Source: string(st.ref.Origin), LoadedAt: st.loadedAt, Refused: st.refused}
 		if fs.Source == "" {
 			fs.Source = string(st.ref.Kind)
+		}
+		if wi, ok := watch[st.ref.Path]; ok {
+			fs.Watch = &wi
 		}
 		switch {
 		case st.err != nil:
@@ -268,6 +783,8 @@ func (s *Store) Status() ([]SourceStatus, []ProjectStatus) {
 			if st.good != nil {
 				fs.KeptRevision = st.good.Hash
 			}
+		case st.refused != nil:
+			fs.State = "refused"
 		case st.absent:
 			fs.State = "absent"
 		default:
@@ -281,9 +798,10 @@ func (s *Store) Status() ([]SourceStatus, []ProjectStatus) {
 		}
 		files = append(files, fs)
 	}
+	s.mu.Unlock()
 	sort.Slice(files, func(i, j int) bool { return files[i].Path < files[j].Path })
 	var projects []ProjectStatus
-	for _, p := range s.projects {
+	for _, p := range *s.projects.Load() {
 		snap := p.snap.Load()
 		ps := ProjectStatus{Dir: p.dir, Revision: snap.Revision, Generation: p.gen.Load(),
 			SwappedAt: time.Unix(0, p.at.Load())}
@@ -303,9 +821,7 @@ func (s *Store) Status() ([]SourceStatus, []ProjectStatus) {
 
 // ProjectGeneration returns the generation of project's current snapshot (0 if unknown).
 func (s *Store) ProjectGeneration(project string) uint64 {
-	s.mu.Lock()
-	p, ok := s.projects[project]
-	s.mu.Unlock()
+	p, ok := (*s.projects.Load())[project]
 	if !ok {
 		return 0
 	}
@@ -352,7 +868,7 @@ func DiffSnapshots(old, new *configs.Snapshot) []string {
 			}
 		}
 		if add+del+chg > 0 {
-			out = append(out, e+": +"+itoa(add)+" -"+itoa(del)+" ~"+itoa(chg))
+			out = append(out, fmt.Sprintf("%s: +%d -%d ~%d", e, add, del, chg))
 		}
 	}
 	sort.Strings(out)

@@ -48,17 +48,9 @@ and removes the socket on SIGINT/SIGTERM.`,
 			hup := make(chan os.Signal, 1)
 			signal.Notify(hup, syscall.SIGHUP)
 			defer signal.Stop(hup)
-			go func() {
-				for {
-					select {
-					case <-hup:
-						n := eng.Store().Reload()
-						log.Info("reload on SIGHUP", zap.Int("projects_swapped", n))
-					case <-ctx.Done():
-						return
-					}
-				}
-			}()
+			w := daemon.StartWatcher(ctx, eng.Store(), daemon.WatchOptions{Logger: log.Named("watcher"), Signals: hup})
+			defer w.Close()
+			srv.Reload = w.ReloadRequest
 			log.Info("hookd serving", zap.String("socket", sock), zap.String("version", daemon.Version),
 				zap.String("config", cfgPath), zap.String("managed_dir", src.ManagedDir), zap.String("user_dir", src.UserDir),
 				zap.String("mode", cfg.Mode))

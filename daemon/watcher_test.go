@@ -1,0 +1,177 @@
+package daemon
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"runtime"
+	"slices"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/fsnotify/fsnotify"
+)
+
+func eventually(t *testing.T, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out waiting for %s", what)
+		}
+		time.Sleep(2 * time.Millisecond)
+	}
+}
+
+func (w *world) watch(t *testing.T, opt WatchOptions) *Watcher {
+	t.Helper()
+	wt := StartWatcher(context.Background(), w.store, opt)
+	t.Cleanup(func() { wt.Close() })
+	// The start-up reload (the files read before the watches existed) must not sweep up
+	// the test's first edit.
+	eventually(t, "the start-up reload", func() bool { return wt.reloads.Load() > 0 && !wt.busy() })
+	return wt
+}
+
+func (w *world) waitCommands(t *testing.T, want ...string) {
+	t.Helper()
+	eventually(t, fmt.Sprint(want), func() bool { return slices.Equal(w.commands(), want) })
+}
+
+func TestWatcherFollowsEdits(t *testing.T) {
+	w := newWorld(t)
+	w.write("project", hooksFile("p1"))
+	w.commands()
+	w.watch(t, WatchOptions{})
+	w.write("project", hooksFile("p2"))
+	w.waitCommands(t, "project:p2")
+	w.write("user", hooksFile("u1"))
+	w.waitCommands(t, "user:u1", "project:p2")
+	if s := w.state("project"); s.Watch == nil || s.Watch.Mode != "watching" || s.Watch.Detail != filepath.Join(w.proj, ".claude") {
+		t.Errorf("project watch = %+v", s.Watch)
+	}
+}
+
+// TestWatcherPollsWhenAWatchCannotBeAdded: a full inotify table makes the watcher poll
+// that directory's files, and status says so.
+func TestWatcherPollsWhenAWatchCannotBeAdded(t *testing.T) {
+	w := newWorld(t)
+	w.write("project", hooksFile("p1"))
+	w.commands()
+	claudeDir := filepath.Join(w.proj, ".claude")
+	wt := w.watch(t, WatchOptions{PollInterval: 10 * time.Millisecond, addWatch: func(fw *fsnotify.Watcher, dir string) error {
+		if dir == claudeDir {
+			return fmt.Errorf("inotify_add_watch: %w", syscall.ENOSPC)
+		}
+		return fw.Add(dir)
+	}})
+	s := w.state("project")
+	if s.Watch == nil || s.Watch.Mode != "polling" || !strings.Contains(s.Watch.Detail, "inotify watch limit") {
+		t.Fatalf("project watch = %+v, want polling because of the inotify limit", s.Watch)
+	}
+	st := wt.Status()
+	if len(st.Polling) < 2 || st.Backend != "fsnotify" || slices.Contains(st.Dirs, claudeDir) {
+		t.Errorf("watcher status = %+v, want the project's files polled", st)
+	}
+	for _, p := range st.Polling {
+		if !strings.HasPrefix(p, claudeDir+"/") {
+			t.Errorf("%s is polled; only %s's files should be", p, claudeDir)
+		}
+	}
+	w.write("project", hooksFile("p2"))
+	w.waitCommands(t, "project:p2")
+	w.write("local", hooksFile("l1"))
+	w.waitCommands(t, "project:p2", "local:l1")
+	// The user dir is still watched.
+	if s := w.state("user"); s.Watch == nil || s.Watch.Mode != "watching" {
+		t.Errorf("user watch = %+v", s.Watch)
+	}
+}
+
+// TestWatcherCoalescesBursts: a burst of writes is a handful of reloads, and the last
+// content wins.
+func TestWatcherCoalescesBursts(t *testing.T) {
+	w := newWorld(t)
+	w.write("project", hooksFile("p0"))
+	w.commands()
+	wt := w.watch(t, WatchOptions{})
+	before := wt.reloads.Load()
+	for i := 1; i <= 50; i++ {
+		w.write("project", hooksFile(fmt.Sprintf("p%d", i)))
+	}
+	w.waitCommands(t, "project:p50")
+	if n := wt.reloads.Load() - before; n > 10 {
+		t.Errorf("50 writes in a burst caused %d reloads; the debounce should coalesce them", n)
+	}
+}
+
+// TestWatcherIgnoresUnrelatedChurn: Claude Code writes ~/.claude constantly; those
+// events must not reload anything.
+func TestWatcherIgnoresUnrelatedChurn(t *testing.T) {
+	w := newWorld(t)
+	w.write("project", hooksFile("p1"))
+	w.commands()
+	wt := w.watch(t, WatchOptions{})
+	events, reloads := wt.events.Load(), wt.reloads.Load()
+	for i := 0; i < 20; i++ {
+		for _, p := range []string{filepath.Join(w.user, "history.jsonl"), filepath.Join(w.user, "settings.json.lock"),
+			filepath.Join(w.proj, ".claude", "notes.md"), filepath.Join(w.proj, "main.go")} {
+			if err := os.WriteFile(p, []byte(fmt.Sprint(i)), 0o644); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	// A relevant edit last: once it is applied, every earlier event has been handled.
+	w.write("project", hooksFile("p2"))
+	w.waitCommands(t, "project:p2")
+	eventually(t, "the watcher idle", func() bool { return !wt.busy() })
+	if n := wt.reloads.Load() - reloads; n != 1 {
+		t.Errorf("%d reloads, want 1 (only the settings edit)", n)
+	}
+	if n := wt.events.Load() - events; n == 0 || n > 4 {
+		t.Errorf("%d relevant events counted, want the settings edit's few", n)
+	}
+}
+
+func TestWatcherStopsItsGoroutines(t *testing.T) {
+	before := runtime.NumGoroutine()
+	w := newWorld(t)
+	w.write("project", hooksFile("p1"))
+	w.commands()
+	wt := StartWatcher(context.Background(), w.store, WatchOptions{PollInterval: time.Millisecond, addWatch: func(fw *fsnotify.Watcher, dir string) error {
+		if strings.HasSuffix(dir, ".claude") {
+			return syscall.EMFILE // some files polled, so the poll ticker runs too
+		}
+		return fw.Add(dir)
+	}})
+	w.write("project", hooksFile("p2"))
+	w.waitCommands(t, "project:p2")
+	if err := wt.Close(); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, "goroutines to stop", func() bool { return runtime.NumGoroutine() <= before })
+}
+
+func TestWatcherFollowsAMovedDirectory(t *testing.T) {
+	// `mv .claude .claude.old && mkdir .claude`: the watch must move to the new directory,
+	// not follow the old inode.
+	w := newWorld(t)
+	w.write("project", hooksFile("p1"))
+	w.commands()
+	w.watch(t, WatchOptions{})
+	dir := filepath.Join(w.proj, ".claude")
+	if err := os.Rename(dir, dir+".old"); err != nil {
+		t.Fatal(err)
+	}
+	w.waitCommands(t)
+	w.write("project", hooksFile("p2"))
+	w.waitCommands(t, "project:p2")
+	if err := os.WriteFile(filepath.Join(dir+".old", "settings.json"), []byte(hooksFile("old")), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	w.write("project", hooksFile("p3"))
+	w.waitCommands(t, "project:p3")
+}
