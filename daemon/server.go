@@ -338,6 +338,12 @@ func (e *Engine) Status() Status {
 	if r, ok := e.runner.(interface{ Stats() map[string]any }); ok {
 		st.Extra = r.Stats() // "prewarm" and "workers"
 	}
+	if a, ok := e.audit.(interface{ Status() any }); ok {
+		if st.Extra == nil {
+			st.Extra = map[string]any{}
+		}
+		st.Extra["audit"] = a.Status()
+	}
 	e.counters.perEvent.Range(func(k, v any) bool {
 		st.PerEvent[k.(string)] = v.(interface{ Load() uint64 }).Load()
 		return true

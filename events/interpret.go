@@ -2,6 +2,8 @@ package events
 
 import (
 	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"fmt"
 	"regexp"
@@ -89,6 +91,13 @@ type Interpretation struct {
 	// Warnings are notices about this hook's output that change nothing on their own
 	// (truncated strings, the undocumented async marker, JSON ignored on a block).
 	Warnings []string
+
+	// StdoutBytes, StderrBytes and their SHA-256 (hex) describe the output as read (after
+	// the runner's cap; StdoutTruncated says the cap cut stdout): the audit log records
+	// them instead of the bytes.
+	StdoutBytes, StderrBytes   int
+	StdoutSHA256, StderrSHA256 string
+	StdoutTruncated            bool
 }
 
 // Interpret turns one handler's raw output into its result variants for event ev,
@@ -96,7 +105,9 @@ type Interpretation struct {
 // 2.1.330. It never panics on any output and never turns a hook that did not run to a
 // normal end into a decision.
 func Interpret(ev *Event, ref protocol.HookRef, out RawOutput) Interpretation {
-	in := Interpretation{Hook: ref, Duration: out.Duration}
+	in := Interpretation{Hook: ref, Duration: out.Duration,
+		StdoutBytes: len(out.Stdout), StderrBytes: len(out.Stderr), StdoutTruncated: out.StdoutTruncated,
+		StdoutSHA256: sha256Hex(out.Stdout), StderrSHA256: sha256Hex(out.Stderr)}
 	if out.Kind != HTTP && !out.Cancelled && !out.TimedOut && out.StartErr == nil {
 		code := out.ExitCode
 		in.ExitCode = &code
@@ -669,3 +680,8 @@ func (in *Interpretation) Frames() []protocol.Frame {
 }
 
 func durationMS(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }
+
+func sha256Hex(b []byte) string {
+	sum := sha256.Sum256(b)
+	return hex.EncodeToString(sum[:])
+}

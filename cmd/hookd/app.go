@@ -34,7 +34,7 @@ func App() *cli.App {
 		},
 		Commands: []*cli.Command{
 			serveCommand(), statusCommand(), reloadCommand(), validateCommand(), runCommand(), eventsCommand(),
-			installCommand(), uninstallCommand(),
+			installCommand(), uninstallCommand(), auditCommand(),
 		},
 	}
 }

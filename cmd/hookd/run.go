@@ -34,7 +34,12 @@ the daemon is unreachable.`,
 				return err
 			}
 			log := newLogger(c)
-			eng := daemon.NewEngine(daemon.Options{Logger: log.Named("engine"), Config: cfg, Sources: sources(c, cfg), StateDir: c.String("state-dir")})
+			aud, closeAudit, err := openAudit(c, cfg, log)
+			if err != nil {
+				return err
+			}
+			defer closeAudit()
+			eng := daemon.NewEngine(daemon.Options{Logger: log.Named("engine"), Config: cfg, Sources: sources(c, cfg), StateDir: c.String("state-dir"), Audit: aud})
 			req := &protocol.Request{V: protocol.Version, EventText: string(payload), Env: os.Environ(), ProjectDir: c.String("project-dir")}
 			if len(payload) > protocol.DefaultMaxRequestBytes {
 				return exitError{code: 2, msg: "event payload exceeds the request size limit"}

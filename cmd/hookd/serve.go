@@ -35,8 +35,13 @@ and removes the socket on SIGINT/SIGTERM.`,
 			// configured, persistent workers where configured, cold starts otherwise.
 			pool := daemon.NewPool(daemon.PoolOptions{Logger: log.Named("runner")})
 			defer pool.Close()
+			aud, closeAudit, err := openAudit(c, cfg, log)
+			if err != nil {
+				return err
+			}
+			defer closeAudit()
 			eng := daemon.NewEngine(daemon.Options{
-				Logger: log.Named("engine"), Config: cfg, Sources: src, StateDir: c.String("state-dir"), Runner: pool,
+				Logger: log.Named("engine"), Config: cfg, Sources: src, StateDir: c.String("state-dir"), Runner: pool, Audit: aud,
 			})
 			srv := &daemon.Server{Engine: eng, Log: log.Named("server"), MaxRequestBytes: cfg.MaxRequestBytes}
 			sock := c.String("socket")

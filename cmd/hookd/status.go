@@ -3,12 +3,14 @@ package main
 import (
 	"encoding/json"
 	"fmt"
+	"io"
 	"strings"
 	"text/tabwriter"
 
 	"github.com/urfave/cli/v2"
 
 	"github.com/hookd/hookd/daemon"
+	"github.com/hookd/hookd/daemon/audit"
 	"github.com/hookd/hookd/protocol"
 )
 
@@ -72,8 +74,38 @@ func printStatus(c *cli.Context, st *daemon.Status) {
 	}
 	fmt.Fprintln(w, "  "+strings.Join(parts, "  "))
 	for k, v := range st.Extra {
+		if k == "audit" {
+			continue
+		}
 		b, _ := json.Marshal(v)
 		fmt.Fprintf(w, "%s: %s\n", k, b)
+	}
+	printAuditStatus(w, st.Extra["audit"])
+}
+
+// printAuditStatus prints the decision log's state; a failure is shown loudly, since
+// events that can block are failing closed while it lasts.
+func printAuditStatus(w io.Writer, v any) {
+	if v == nil {
+		fmt.Fprintln(w, "\naudit: off")
+		return
+	}
+	var a audit.Status
+	b, _ := json.Marshal(v)
+	if json.Unmarshal(b, &a) != nil {
+		return
+	}
+	state := "ok"
+	if !a.Healthy {
+		state = "FAILING (events that can block are denied)"
+	}
+	fmt.Fprintf(w, "\naudit: %s\n  %s  fsync %s  last seq %d  written %d  failures %d\n", state, a.Path, a.Fsync, a.Seq, a.Records, a.Failures)
+	if a.LastError != "" {
+		at := ""
+		if a.LastErrorAt != nil {
+			at = " at " + a.LastErrorAt.Local().Format("2006-01-02 15:04:05")
+		}
+		fmt.Fprintf(w, "  last error%s: %s\n", at, a.LastError)
 	}
 }
 

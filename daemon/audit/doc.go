@@ -1,0 +1,46 @@
+// Package audit is hookd's decision log: one JSON line per answered event, written
+// durably before the answer leaves the daemon, hash-chained so that an edited, deleted,
+// reordered or truncated record — or a removed rotated file — is detected by Verify.
+//
+// # Files
+//
+// All files live in one directory (default $XDG_STATE_HOME/hookd/audit):
+//
+//	decisions.jsonl            the current file, appended to
+//	decisions-000001.jsonl …   rotated files, oldest first (size-based rotation)
+//	decisions.head.json        the chain head: last hash, sequence number, and each
+//	                           retained rotated file's last hash, rewritten atomically
+//	                           on open, rotation and close
+//	decisions.lock             flock(2): one writer at a time across processes
+//	                           (the daemon and any `hookd run` fallback)
+//
+// # The chain
+//
+// Every line carries "seq" (1, 2, 3, … across files) and "prev_hash", the hex SHA-256 of
+// the previous line's bytes (without its newline); the first record of a new file chains
+// to the last record of the previous one. A line's own hash is therefore not stored: it
+// is computed by whoever reads the next line, or compared with the head.
+//
+// # Durability
+//
+// Append returns once the record is as durable as the fsync policy says: "batch" (the
+// default) is a group commit — records appended while an fsync runs share the next one,
+// and each caller returns after the fsync that covers its record, so a crash can only
+// lose records whose answer was never sent; "always" fsyncs every record on its own;
+// "never" only write(2)s (survives a daemon crash, not a power loss).
+//
+// # Recovery
+//
+// Open (and any writer that finds the file changed under it) reads the tail of the
+// current file. A torn last line — no trailing newline, or not valid JSON — is cut off
+// and a "repair" record saying what was dropped (offset, length, SHA-256) is chained
+// in, so Verify passes and reports the repair instead of a broken chain. Records that
+// the head (or this process) knew of but that are gone from disk produce a repair
+// record of reason "records_missing", which Verify reports as a failure.
+//
+// # zap
+//
+// Records are encoded by zap's JSON encoder through this package's own zapcore.Core
+// (NewCore), whose sink is the chained, rotating file — separate from the daemon's
+// operational log, which carries the same decision_id.
+package audit

@@ -1,0 +1,543 @@
+package audit
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+
+	"go.uber.org/zap"
+	"go.uber.org/zap/zapcore"
+
+	"github.com/hookd/hookd/configs"
+)
+
+// Fsync policies (configs.AuditConfig.Fsync).
+const (
+	FsyncAlways = "always"
+	FsyncBatch  = "batch"
+	FsyncNever  = "never"
+)
+
+// ErrClosed is returned by Append after Close.
+var ErrClosed = errors.New("audit log is closed")
+
+// Options configure a Log.
+type Options struct {
+	// Path is the current file; rotated files, the head and the lock file live beside
+	// it, named after it (decisions.jsonl → decisions-000001.jsonl, decisions.head.json).
+	Path  string
+	Fsync string // FsyncAlways, FsyncBatch (default) or FsyncNever
+	// MaxBytes rotates the current file once it reaches this size; 0 never rotates.
+	MaxBytes int64
+	// Retain is how many rotated files to keep; 0 keeps them all.
+	Retain        int
+	Mask          []configs.MaskRule
+	MaxFieldBytes int
+	// DaemonVersion is written into every decision record.
+	DaemonVersion string
+	// Logger is the operational log (errors, repairs, rotations).
+	Logger *zap.Logger
+}
+
+// DefaultFile is the current file's name in the audit directory.
+const DefaultFile = "decisions.jsonl"
+
+// Dir returns the audit directory for hookd's configuration: the directory of
+// audit.path when set, else <stateDir>/audit.
+func Dir(c configs.AuditConfig, stateDir string) string {
+	return filepath.Dir(PathFor(c, stateDir))
+}
+
+// PathFor returns the current file for hookd's configuration: audit.path (a directory —
+// an existing one, or a path ending in "/" — means DefaultFile inside it), else
+// <stateDir>/audit/decisions.jsonl.
+func PathFor(c configs.AuditConfig, stateDir string) string {
+	p := c.Path
+	if p == "" {
+		return filepath.Join(stateDir, "audit", DefaultFile)
+	}
+	if strings.HasSuffix(p, "/") {
+		return filepath.Join(p, DefaultFile)
+	}
+	if fi, err := os.Stat(p); err == nil && fi.IsDir() {
+		return filepath.Join(p, DefaultFile)
+	}
+	return p
+}
+
+// OptionsFor converts hookd's audit configuration.
+func OptionsFor(c configs.AuditConfig, stateDir, version string, log *zap.Logger) Options {
+	return Options{
+		Path: PathFor(c, stateDir), Fsync: c.Fsync, MaxBytes: int64(c.MaxSizeMB) << 20, Retain: c.Retain,
+		Mask: c.Mask, MaxFieldBytes: c.MaxFieldBytes, DaemonVersion: version, Logger: log,
+	}
+}
+
+// Log is an open decision log. Append is safe for concurrent use.
+type Log struct {
+	opts Options
+	log  *zap.Logger
+	mask *Masker
+	core *core
+	dir  string
+	base string // file name without ".jsonl"
+
+	mu       sync.Mutex
+	cond     *sync.Cond
+	queue    []*pending
+	flushing bool // a goroutine owns the file (the fields below); others wait on cond
+	closed   bool
+	st       Status
+
+	// Owned by whoever set flushing (or by Open/Close).
+	lock   *os.File
+	f      *os.File
+	fi     os.FileInfo
+	size   int64
+	seq    uint64 // last record's seq
+	hash   string // last record's hash
+	known  bool   // seq/hash come from this process's own view of the file
+	broken error  // the file's state is unknown: re-read it before writing
+	head   Head
+	dirty  bool // records written since the head was last written
+	buf    []byte
+	ends   []int
+}
+
+type pending struct {
+	enc    zapcore.Encoder
+	ent    zapcore.Entry
+	fields []zapcore.Field
+	done   bool
+	err    error
+	seq    uint64
+}
+
+// Status is the log's state for `hookd status`.
+type Status struct {
+	Path        string     `json:"path"`
+	Fsync       string     `json:"fsync"`
+	Seq         uint64     `json:"seq"`               // last record's sequence number
+	Records     uint64     `json:"records"`           // written by this process
+	Batches     uint64     `json:"batches"`           // writes (each fsynced per policy)
+	Repairs     uint64     `json:"repairs,omitempty"` // repair records written
+	Rotations   uint64     `json:"rotations,omitempty"`
+	Failures    uint64     `json:"failures"` // records that could not be written
+	LastError   string     `json:"last_error,omitempty"`
+	LastErrorAt *time.Time `json:"last_error_at,omitempty"`
+	Healthy     bool       `json:"healthy"`
+}
+
+// Open opens (creating if needed) the log at o.Path and recovers its tail: a torn last
+// line is cut off and a repair record written. If the directory or file cannot be used,
+// Open still returns a usable *Log together with the error: every Append then retries
+// and fails until the problem is fixed, so a daemon can start, fail closed, and report
+// the error in its status rather than refuse to run. An invalid option returns a nil
+// *Log.
+func Open(o Options) (*Log, error) {
+	switch o.Fsync {
+	case "":
+		o.Fsync = FsyncBatch
+	case FsyncAlways, FsyncBatch, FsyncNever:
+	default:
+		return nil, fmt.Errorf("audit fsync policy must be %q, %q or %q (found %q)", FsyncAlways, FsyncBatch, FsyncNever, o.Fsync)
+	}
+	if o.Path == "" {
+		return nil, errors.New("audit log path is empty")
+	}
+	m, err := NewMasker(o.Mask, o.MaxFieldBytes)
+	if err != nil {
+		return nil, err
+	}
+	if o.Logger == nil {
+		o.Logger = zap.NewNop()
+	}
+	l := &Log{opts: o, log: o.Logger, mask: m, dir: filepath.Dir(o.Path),
+		base: strings.TrimSuffix(filepath.Base(o.Path), ".jsonl")}
+	l.cond = sync.NewCond(&l.mu)
+	l.core = &core{l: l, enc: newEncoder()}
+	l.st.Path, l.st.Fsync = o.Path, o.Fsync
+	err = l.withFileLock(func() error { return l.reopen(true) })
+	l.mu.Lock()
+	l.st.Seq = l.seq
+	if err != nil {
+		l.broken = err
+		l.noteErrLocked(err)
+	} else {
+		l.st.Healthy = true
+	}
+	l.mu.Unlock()
+	if err != nil {
+		return l, fmt.Errorf("opening audit log %s: %w", o.Path, err)
+	}
+	return l, nil
+}
+
+// Path is the current file.
+func (l *Log) Path() string { return l.opts.Path }
+
+// Core returns a zapcore.Core whose sink is this log: every entry becomes a chained
+// record (message → "kind", fields → the record body) and Write returns once it is
+// durable. Append uses it; other code may log records of its own kinds through it.
+func (l *Log) Core() zapcore.Core { return l.core }
+
+// Append masks r (in place), writes it as the next record and returns once it is as
+// durable as the fsync policy requires. ctx is not consulted: a decision that was made
+// is recorded even if its caller has gone.
+func (l *Log) Append(_ context.Context, r *Record) error {
+	l.maskRecord(r)
+	kind := r.Kind
+	if kind == "" {
+		kind = KindDecision
+	}
+	t := r.Time
+	if t.IsZero() {
+		t = time.Now()
+	}
+	// With encodes the body now, outside any lock; the writer adds seq and prev_hash.
+	c := l.core.With([]zapcore.Field{zap.Inline(r)})
+	return c.Write(zapcore.Entry{Time: t, Message: kind}, nil)
+}
+
+func (l *Log) maskRecord(r *Record) {
+	if r.DaemonVersion == "" && r.Kind != KindRepair {
+		r.DaemonVersion = l.opts.DaemonVersion
+	}
+	var labels []string
+	if len(r.Input) > 0 {
+		var ls []string
+		r.Input, ls = l.mask.Input(r.Input)
+		labels = append(labels, ls...)
+	}
+	if len(r.UpdatedInput) > 0 {
+		var ls []string
+		r.UpdatedInput, ls = l.mask.UpdatedInput(r.UpdatedInput)
+		labels = append(labels, ls...)
+	}
+	for i := range r.Hooks {
+		h := &r.Hooks[i]
+		if h.Command != "" {
+			h.Command, h.CommandSHA256 = l.mask.Command(h.Command)
+		}
+		h.Error = l.mask.Text(h.Error)
+	}
+	if l.mask.command != "" && len(r.Hooks) > 0 {
+		labels = append(labels, CommandPath+":"+l.mask.command)
+	}
+	r.Reason = l.mask.Text(r.Reason)
+	seen := map[string]bool{}
+	r.Masked = r.Masked[:0]
+	for _, s := range labels {
+		if !seen[s] {
+			seen[s] = true
+			r.Masked = append(r.Masked, s)
+		}
+	}
+	if len(r.Masked) == 0 {
+		r.Masked = nil
+	}
+}
+
+// commit queues p and returns once a flush covering it is done. Group commit: the first
+// waiter to find no flush under way becomes the leader, takes everything queued, writes
+// it with one write(2) and (batch policy) one fsync, and wakes the rest.
+func (l *Log) commit(p *pending) error {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.closed {
+		return ErrClosed
+	}
+	l.queue = append(l.queue, p)
+	for !p.done {
+		if l.flushing {
+			l.cond.Wait()
+			continue
+		}
+		batch := l.queue
+		l.queue = nil
+		l.flushing = true
+		l.mu.Unlock()
+		l.flush(batch)
+		l.mu.Lock()
+		l.flushing = false
+		l.st.Seq = l.seq
+		for _, b := range batch {
+			b.done = true
+			if b.err != nil {
+				l.st.Failures++
+				l.noteErrLocked(b.err)
+			} else {
+				l.st.Records++
+			}
+		}
+		l.st.Healthy = l.broken == nil && batch[len(batch)-1].err == nil
+		l.cond.Broadcast()
+	}
+	return p.err
+}
+
+func (l *Log) noteErrLocked(err error) {
+	now := time.Now()
+	l.st.LastError, l.st.LastErrorAt, l.st.Healthy = err.Error(), &now, false
+}
+
+// Status reports the log's counters and last error.
+func (l *Log) Status() Status {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.st
+}
+
+// Sync returns once everything appended so far is durable. Append already waits for
+// its own record, so this only matters for Core().Write callers.
+func (l *Log) Sync() error { return nil }
+
+// flush writes batch. The caller owns the file (flushing is set).
+func (l *Log) flush(batch []*pending) {
+	fail := func(from int, err error) {
+		for _, p := range batch[from:] {
+			p.err = err
+		}
+	}
+	err := l.withFileLock(func() error {
+		if err := l.syncWithDisk(); err != nil {
+			fail(0, err)
+			return nil
+		}
+		l.write(batch, fail)
+		return nil
+	})
+	if err != nil {
+		fail(0, err)
+	}
+}
+
+// write encodes batch on top of the chain and writes it per the fsync policy.
+func (l *Log) write(batch []*pending, fail func(int, error)) {
+	l.buf, l.ends = l.buf[:0], l.ends[:0]
+	seq, hash := l.seq, l.hash
+	hashes := make([]string, len(batch))
+	for i, p := range batch {
+		fields := make([]zapcore.Field, 0, len(p.fields)+2)
+		fields = append(fields, p.fields...)
+		fields = append(fields, zap.Uint64("seq", seq+1), zap.String("prev_hash", hash))
+		b, err := p.enc.EncodeEntry(p.ent, fields)
+		if err != nil {
+			p.err = fmt.Errorf("encoding audit record: %w", err)
+			continue
+		}
+		line := b.Bytes()
+		sum := sha256.Sum256(line[:len(line)-1])
+		seq, hash = seq+1, hex.EncodeToString(sum[:])
+		p.seq, hashes[i] = seq, hash
+		l.buf = append(l.buf, line...)
+		l.ends = append(l.ends, len(l.buf))
+		b.Free()
+	}
+	if len(l.ends) == 0 {
+		return
+	}
+	// ok is how many of the encoded lines are durable.
+	ok, err := l.writeLines()
+	// Advance the chain over the lines that made it, in batch order (skipping any
+	// that failed to encode, which have no line).
+	n := 0
+	for i, p := range batch {
+		if p.err != nil && p.seq == 0 {
+			continue
+		}
+		if n < ok {
+			l.seq, l.hash = p.seq, hashes[i]
+			l.known, l.dirty = true, true
+		} else if p.err == nil {
+			p.err = err
+		}
+		n++
+	}
+	if ok > 0 {
+		l.size += int64(l.ends[ok-1])
+	}
+	if err != nil {
+		l.log.Error("audit records not written", zap.Error(err), zap.Int("records", len(l.ends)-ok))
+		return
+	}
+	if l.opts.MaxBytes > 0 && l.size >= l.opts.MaxBytes {
+		if err := l.rotate(); err != nil {
+			// The records are written; the next write retries the rotation.
+			l.log.Error("audit log rotation failed", zap.Error(err))
+			l.mu.Lock()
+			l.noteErrLocked(fmt.Errorf("rotating: %w", err))
+			l.mu.Unlock()
+		}
+	}
+}
+
+// writeLines writes l.buf (lines ending at l.ends) and syncs per policy. It returns how
+// many lines are durable; on error the file is cut back to the last durable line.
+func (l *Log) writeLines() (int, error) {
+	var err error
+	ok := 0
+	switch l.opts.Fsync {
+	case FsyncAlways:
+		start := 0
+		for _, end := range l.ends {
+			if _, err = l.f.Write(l.buf[start:end]); err == nil {
+				err = l.f.Sync()
+			}
+			if err != nil {
+				break
+			}
+			ok++
+			start = end
+		}
+	default:
+		if _, err = l.f.Write(l.buf); err == nil && l.opts.Fsync == FsyncBatch {
+			err = l.f.Sync()
+		}
+		if err == nil {
+			ok = len(l.ends)
+		}
+	}
+	l.mu.Lock()
+	l.st.Batches++
+	l.mu.Unlock()
+	if err == nil {
+		return ok, nil
+	}
+	good := l.size
+	if ok > 0 {
+		good += int64(l.ends[ok-1])
+	}
+	if terr := l.f.Truncate(good); terr != nil {
+		// Part of a failed write may remain; re-read the tail before the next write.
+		l.broken = fmt.Errorf("audit write failed (%v) and cutting it back failed: %w", err, terr)
+	}
+	return ok, fmt.Errorf("writing audit log %s: %w", l.opts.Path, err)
+}
+
+// withFileLock runs fn holding the cross-process lock (flock on <base>.lock).
+func (l *Log) withFileLock(fn func() error) error {
+	if l.lock == nil {
+		if err := os.MkdirAll(l.dir, 0o700); err != nil {
+			return fmt.Errorf("creating audit directory: %w", err)
+		}
+		f, err := os.OpenFile(filepath.Join(l.dir, l.base+".lock"), os.O_RDWR|os.O_CREATE, 0o600)
+		if err != nil {
+			return fmt.Errorf("opening audit lock: %w", err)
+		}
+		l.lock = f
+	}
+	for {
+		err := syscall.Flock(int(l.lock.Fd()), syscall.LOCK_EX)
+		if err == nil {
+			break
+		}
+		if !errors.Is(err, syscall.EINTR) {
+			return fmt.Errorf("locking audit log: %w", err)
+		}
+	}
+	defer syscall.Flock(int(l.lock.Fd()), syscall.LOCK_UN) //nolint:errcheck
+	return fn()
+}
+
+// syncWithDisk makes sure l.f is the current file and l.seq/l.hash its last record:
+// another process (`hookd run`) may have appended or rotated since this one last wrote.
+func (l *Log) syncWithDisk() error {
+	if l.f != nil && l.broken == nil {
+		fi, err := os.Stat(l.opts.Path)
+		if err == nil && os.SameFile(fi, l.fi) && fi.Size() == l.size {
+			return nil
+		}
+	}
+	return l.reopen(false)
+}
+
+// Close writes the head and closes the files. Appends after Close fail.
+func (l *Log) Close() error {
+	l.mu.Lock()
+	if l.closed {
+		l.mu.Unlock()
+		return nil
+	}
+	l.closed = true // no new appends; wait for the ones queued
+	for l.flushing || len(l.queue) > 0 {
+		l.cond.Wait()
+	}
+	l.flushing = true
+	l.mu.Unlock()
+	defer func() {
+		l.mu.Lock()
+		l.flushing = false
+		l.cond.Broadcast()
+		l.mu.Unlock()
+	}()
+	var err error
+	if l.dirty {
+		err = l.withFileLock(func() error {
+			if err := l.syncWithDisk(); err != nil {
+				return err
+			}
+			return l.writeHead()
+		})
+	}
+	if l.f != nil {
+		if cerr := l.f.Close(); err == nil {
+			err = cerr
+		}
+		l.f = nil
+	}
+	if l.lock != nil {
+		l.lock.Close()
+		l.lock = nil
+	}
+	return err
+}
+
+// newEncoder is the record encoder: zap's JSON encoder with the entry's time as "time"
+// (UTC, RFC 3339 with nanoseconds), its message as "kind", no level or caller, and "v"
+// as the first field.
+func newEncoder() zapcore.Encoder {
+	enc := zapcore.NewJSONEncoder(zapcore.EncoderConfig{
+		TimeKey: "time", MessageKey: "kind", LineEnding: "\n",
+		EncodeTime: func(t time.Time, e zapcore.PrimitiveArrayEncoder) {
+			e.AppendString(t.UTC().Format(time.RFC3339Nano))
+		},
+		EncodeDuration: zapcore.MillisDurationEncoder,
+	})
+	enc.AddInt("v", SchemaVersion)
+	return enc
+}
+
+// core is the zapcore.Core behind Log.Core.
+type core struct {
+	l   *Log
+	enc zapcore.Encoder
+}
+
+func (c *core) Enabled(zapcore.Level) bool { return true }
+
+func (c *core) With(fields []zapcore.Field) zapcore.Core {
+	enc := c.enc.Clone()
+	for _, f := range fields {
+		f.AddTo(enc)
+	}
+	return &core{l: c.l, enc: enc}
+}
+
+func (c *core) Check(e zapcore.Entry, ce *zapcore.CheckedEntry) *zapcore.CheckedEntry {
+	return ce.AddCore(e, c)
+}
+
+func (c *core) Write(e zapcore.Entry, fields []zapcore.Field) error {
+	return c.l.commit(&pending{enc: c.enc, ent: e, fields: fields})
+}
+
+func (c *core) Sync() error { return c.l.Sync() }

@@ -1,0 +1,335 @@
+package audit
+
+import (
+	"encoding/json"
+	"time"
+
+	"go.uber.org/zap/zapcore"
+)
+
+// SchemaVersion is the record format version, written as "v". Readers accept records
+// of this version and ignore fields they do not know; a change that removes or
+// re-means a field bumps it.
+const SchemaVersion = 1
+
+// Record kinds.
+const (
+	KindDecision = "decision" // one answered event
+	KindRepair   = "repair"   // recovery cut a torn tail or found records missing
+)
+
+// Final decision values (Record.Decision): the permission decision on tool events, else
+// what the event's answer does.
+const (
+	DecisionAllow = "allow"
+	DecisionDeny  = "deny"
+	DecisionAsk   = "ask"
+	DecisionDefer = "defer"
+	DecisionBlock = "block" // a hook blocked the action (exit 2, decision:"block", …)
+	DecisionStop  = "stop"  // continue:false: the harness stops
+	DecisionNone  = "none"  // nothing decided: the harness proceeds as without hooks
+)
+
+// Record is one line of the decision log. Field names are the JSON keys (snake_case);
+// empty optional fields are left out. The chain fields (v, kind, time, seq, prev_hash)
+// are present on every record.
+type Record struct {
+	V        int       `json:"v"`
+	Kind     string    `json:"kind"`
+	Time     time.Time `json:"time"`
+	Seq      uint64    `json:"seq"`
+	PrevHash string    `json:"prev_hash"`
+
+	DecisionID    string  `json:"decision_id,omitempty"`
+	DaemonVersion string  `json:"daemon_version,omitempty"`
+	Event         string  `json:"event,omitempty"`
+	SessionID     string  `json:"session_id,omitempty"`
+	ToolUseID     string  `json:"tool_use_id,omitempty"`
+	ToolName      string  `json:"tool_name,omitempty"`
+	Cwd           string  `json:"cwd,omitempty"`
+	ProjectDir    string  `json:"project_dir,omitempty"`
+	Caller        *Caller `json:"caller,omitempty"`
+	// Revision is the settings revision: a hash over every settings file used.
+	Revision string   `json:"revision,omitempty"`
+	Sources  []Source `json:"sources,omitempty"`
+	Mode     string   `json:"mode,omitempty"`
+	// Hooks are the handlers that matched: those that ran, then those not run.
+	Hooks []Hook `json:"hooks,omitempty"`
+
+	// HookDecision is the hooks' merged permission decision (tool events), before rules.
+	HookDecision string `json:"hook_decision,omitempty"`
+	// Decision is the final answer (Decision* constants); DecisionSource says who made
+	// it ("hook" or "rule") when known.
+	Decision       string    `json:"decision,omitempty"`
+	DecisionSource string    `json:"decision_source,omitempty"`
+	Reason         string    `json:"reason,omitempty"`
+	RuleAnswer     *Rule     `json:"rule_answer,omitempty"` // the permission rules' own answer
+	Override       *Override `json:"override,omitempty"`
+	ExitCode       int       `json:"exit_code"`
+	// UpdatedInput is the merged updatedInput, masked and capped like Input.
+	UpdatedInput json.RawMessage `json:"updated_input,omitempty"`
+	// AdditionalContextBytes are the sizes of the additionalContext strings passed on.
+	AdditionalContextBytes []int `json:"additional_context_bytes,omitempty"`
+	SystemMessages         int   `json:"system_messages,omitempty"`
+	// Input is the event payload as received, after masking and capping.
+	Input json.RawMessage `json:"input,omitempty"`
+	// Masked lists the mask rules that changed this record ("tool_input.content:hash"),
+	// and "cap" when a value was cut to max_field_bytes.
+	Masked []string `json:"masked,omitempty"`
+
+	Repair *Repair `json:"repair,omitempty"`
+}
+
+// Caller is the process that sent the event (SO_PEERCRED).
+type Caller struct {
+	UID    int    `json:"uid"`
+	PID    int    `json:"pid"`
+	Client string `json:"client,omitempty"`
+}
+
+// Source is one settings file that contributed to the revision.
+type Source struct {
+	File   string `json:"file"`
+	Source string `json:"source,omitempty"` // managed | user | project | local | flag
+	Hash   string `json:"hash"`
+}
+
+// Hook is one matched handler and what it did.
+type Hook struct {
+	ID      string `json:"id"`
+	Source  string `json:"source,omitempty"`
+	File    string `json:"file,omitempty"` // the settings file that defines it
+	Matcher string `json:"matcher,omitempty"`
+	Type    string `json:"type,omitempty"`
+	// Command is the command line (or URL); CommandSHA256 replaces it when the mask
+	// rule "hooks.command" says hash.
+	Command       string  `json:"command,omitempty"`
+	CommandSHA256 string  `json:"command_sha256,omitempty"`
+	Outcome       string  `json:"outcome"` // ok | blocked | error | timeout | cancelled | not_run
+	ExitCode      *int    `json:"exit_code,omitempty"`
+	DurationMS    float64 `json:"duration_ms"`
+	Error         string  `json:"error,omitempty"`
+	Decision      string  `json:"decision,omitempty"` // this hook's own permission answer, or "block"
+	Stdout        *Output `json:"stdout,omitempty"`
+	Stderr        *Output `json:"stderr,omitempty"`
+}
+
+// Output describes a hook's stdout or stderr without recording it.
+type Output struct {
+	Bytes     int    `json:"bytes"`
+	SHA256    string `json:"sha256"`
+	Truncated bool   `json:"truncated,omitempty"` // the runner's output cap cut it
+}
+
+// Rule names a permission rule and its settings file.
+type Rule struct {
+	Decision string `json:"decision,omitempty"`
+	Rule     string `json:"rule,omitempty"`
+	List     string `json:"list,omitempty"` // allow | ask | deny
+	File     string `json:"file,omitempty"`
+	Source   string `json:"source,omitempty"`
+}
+
+// Override records a permission rule that changed the hooks' decision.
+type Override struct {
+	HookDecision string `json:"hook_decision"`
+	Final        string `json:"final"`
+	Rule         string `json:"rule"`
+	List         string `json:"list"`
+	File         string `json:"file,omitempty"`
+	Source       string `json:"source,omitempty"`
+}
+
+// Repair reasons.
+const (
+	RepairTornTail       = "torn_tail"       // a partial last line was cut off
+	RepairRecordsMissing = "records_missing" // records known to exist are gone
+)
+
+// Repair describes what recovery changed.
+type Repair struct {
+	Reason string `json:"reason"`
+	File   string `json:"file"`
+	// Offset and DroppedBytes locate what was cut; DroppedSHA256 identifies it.
+	Offset        int64  `json:"offset,omitempty"`
+	DroppedBytes  int    `json:"dropped_bytes,omitempty"`
+	DroppedSHA256 string `json:"dropped_sha256,omitempty"`
+	// ExpectedSeq/ExpectedHash are what the head or the writer knew; FoundSeq is where
+	// the log on disk ended.
+	ExpectedSeq  uint64 `json:"expected_seq,omitempty"`
+	ExpectedHash string `json:"expected_hash,omitempty"`
+	FoundSeq     uint64 `json:"found_seq,omitempty"`
+	Detail       string `json:"detail,omitempty"`
+}
+
+// MarshalLogObject encodes the record's body for zap — every field except the chain
+// fields (time and kind come from the zap entry, v/seq/prev_hash from the writer). It
+// writes exactly the keys the json tags name, so encoding/json reads the line back into
+// a Record (TestRecordRoundTrip holds the two together).
+func (r *Record) MarshalLogObject(enc zapcore.ObjectEncoder) error {
+	str(enc, "decision_id", r.DecisionID)
+	str(enc, "daemon_version", r.DaemonVersion)
+	str(enc, "event", r.Event)
+	str(enc, "session_id", r.SessionID)
+	str(enc, "tool_use_id", r.ToolUseID)
+	str(enc, "tool_name", r.ToolName)
+	str(enc, "cwd", r.Cwd)
+	str(enc, "project_dir", r.ProjectDir)
+	if r.Caller != nil {
+		c := r.Caller
+		_ = enc.AddObject("caller", zapcore.ObjectMarshalerFunc(func(e zapcore.ObjectEncoder) error {
+			e.AddInt("uid", c.UID)
+			e.AddInt("pid", c.PID)
+			str(e, "client", c.Client)
+			return nil
+		}))
+	}
+	str(enc, "revision", r.Revision)
+	if len(r.Sources) > 0 {
+		_ = enc.AddArray("sources", zapcore.ArrayMarshalerFunc(func(a zapcore.ArrayEncoder) error {
+			for i := range r.Sources {
+				s := &r.Sources[i]
+				_ = a.AppendObject(zapcore.ObjectMarshalerFunc(func(e zapcore.ObjectEncoder) error {
+					e.AddString("file", s.File)
+					str(e, "source", s.Source)
+					e.AddString("hash", s.Hash)
+					return nil
+				}))
+			}
+			return nil
+		}))
+	}
+	str(enc, "mode", r.Mode)
+	if len(r.Hooks) > 0 {
+		_ = enc.AddArray("hooks", zapcore.ArrayMarshalerFunc(func(a zapcore.ArrayEncoder) error {
+			for i := range r.Hooks {
+				_ = a.AppendObject(&r.Hooks[i])
+			}
+			return nil
+		}))
+	}
+	str(enc, "hook_decision", r.HookDecision)
+	str(enc, "decision", r.Decision)
+	str(enc, "decision_source", r.DecisionSource)
+	str(enc, "reason", r.Reason)
+	if r.RuleAnswer != nil {
+		_ = enc.AddObject("rule_answer", r.RuleAnswer)
+	}
+	if r.Override != nil {
+		o := r.Override
+		_ = enc.AddObject("override", zapcore.ObjectMarshalerFunc(func(e zapcore.ObjectEncoder) error {
+			e.AddString("hook_decision", o.HookDecision)
+			e.AddString("final", o.Final)
+			e.AddString("rule", o.Rule)
+			e.AddString("list", o.List)
+			str(e, "file", o.File)
+			str(e, "source", o.Source)
+			return nil
+		}))
+	}
+	enc.AddInt("exit_code", r.ExitCode)
+	if len(r.UpdatedInput) > 0 {
+		_ = enc.AddReflected("updated_input", r.UpdatedInput)
+	}
+	if len(r.AdditionalContextBytes) > 0 {
+		_ = enc.AddArray("additional_context_bytes", zapcore.ArrayMarshalerFunc(func(a zapcore.ArrayEncoder) error {
+			for _, n := range r.AdditionalContextBytes {
+				a.AppendInt(n)
+			}
+			return nil
+		}))
+	}
+	if r.SystemMessages != 0 {
+		enc.AddInt("system_messages", r.SystemMessages)
+	}
+	if len(r.Input) > 0 {
+		_ = enc.AddReflected("input", r.Input)
+	}
+	if len(r.Masked) > 0 {
+		_ = enc.AddArray("masked", zapcore.ArrayMarshalerFunc(func(a zapcore.ArrayEncoder) error {
+			for _, m := range r.Masked {
+				a.AppendString(m)
+			}
+			return nil
+		}))
+	}
+	if r.Repair != nil {
+		_ = enc.AddObject("repair", r.Repair)
+	}
+	return nil
+}
+
+// MarshalLogObject encodes one hook for zap.
+func (h *Hook) MarshalLogObject(e zapcore.ObjectEncoder) error {
+	e.AddString("id", h.ID)
+	str(e, "source", h.Source)
+	str(e, "file", h.File)
+	str(e, "matcher", h.Matcher)
+	str(e, "type", h.Type)
+	str(e, "command", h.Command)
+	str(e, "command_sha256", h.CommandSHA256)
+	e.AddString("outcome", h.Outcome)
+	if h.ExitCode != nil {
+		e.AddInt("exit_code", *h.ExitCode)
+	}
+	e.AddFloat64("duration_ms", h.DurationMS)
+	str(e, "error", h.Error)
+	str(e, "decision", h.Decision)
+	for _, o := range []struct {
+		k string
+		o *Output
+	}{{"stdout", h.Stdout}, {"stderr", h.Stderr}} {
+		if o.o == nil {
+			continue
+		}
+		out := o.o
+		_ = e.AddObject(o.k, zapcore.ObjectMarshalerFunc(func(e zapcore.ObjectEncoder) error {
+			e.AddInt("bytes", out.Bytes)
+			e.AddString("sha256", out.SHA256)
+			if out.Truncated {
+				e.AddBool("truncated", true)
+			}
+			return nil
+		}))
+	}
+	return nil
+}
+
+// MarshalLogObject encodes a rule reference for zap.
+func (r *Rule) MarshalLogObject(e zapcore.ObjectEncoder) error {
+	str(e, "decision", r.Decision)
+	str(e, "rule", r.Rule)
+	str(e, "list", r.List)
+	str(e, "file", r.File)
+	str(e, "source", r.Source)
+	return nil
+}
+
+// MarshalLogObject encodes a repair for zap.
+func (r *Repair) MarshalLogObject(e zapcore.ObjectEncoder) error {
+	e.AddString("reason", r.Reason)
+	e.AddString("file", r.File)
+	if r.Offset != 0 {
+		e.AddInt64("offset", r.Offset)
+	}
+	if r.DroppedBytes != 0 {
+		e.AddInt("dropped_bytes", r.DroppedBytes)
+	}
+	str(e, "dropped_sha256", r.DroppedSHA256)
+	if r.ExpectedSeq != 0 {
+		e.AddUint64("expected_seq", r.ExpectedSeq)
+	}
+	str(e, "expected_hash", r.ExpectedHash)
+	if r.FoundSeq != 0 {
+		e.AddUint64("found_seq", r.FoundSeq)
+	}
+	str(e, "detail", r.Detail)
+	return nil
+}
+
+// str adds a string field unless it is empty (the json tags' omitempty).
+func str(e zapcore.ObjectEncoder, k, v string) {
+	if v != "" {
+		e.AddString(k, v)
+	}
+}

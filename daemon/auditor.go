@@ -1,0 +1,97 @@
+package daemon
+
+import (
+	"context"
+
+	"github.com/hookd/hookd/daemon/audit"
+	"github.com/hookd/hookd/protocol"
+)
+
+// NewAuditor returns the engine's Auditor writing decision records to l. Its Status
+// appears in `hookd status` under "audit".
+func NewAuditor(l *audit.Log) Auditor { return auditLog{l} }
+
+type auditLog struct{ l *audit.Log }
+
+func (a auditLog) Append(ctx context.Context, d *Decision) error {
+	return a.l.Append(ctx, AuditRecord(d))
+}
+
+func (a auditLog) Status() any { return a.l.Status() }
+
+// AuditRecord turns a decision into its audit record. Masking and size caps are the
+// log's job (audit.Log.Append), so the record holds the payload as received.
+func AuditRecord(d *Decision) *audit.Record {
+	r := &audit.Record{
+		Kind: audit.KindDecision, Time: d.Time, DecisionID: d.ID, DaemonVersion: Version,
+		Event: d.Event, SessionID: d.Header.SessionID, ToolUseID: d.Header.ToolUseID, ToolName: d.Header.ToolName,
+		Cwd: d.Header.Cwd, ProjectDir: d.ProjectDir,
+		Caller: &audit.Caller{UID: d.Caller.UID, PID: d.Caller.PID, Client: d.Caller.Client},
+		Input:  d.Payload,
+	}
+	if s := d.Snapshot; s != nil {
+		r.Revision = s.Revision
+		for _, f := range s.Files {
+			r.Sources = append(r.Sources, audit.Source{File: f.Ref.Path, Source: string(f.Ref.Source()), Hash: f.Hash})
+		}
+	}
+	for _, p := range d.Parts {
+		h := audit.Hook{
+			ID: p.Hook.ID, Source: p.Hook.Source, File: p.Hook.File, Matcher: p.Hook.Matcher, Type: p.Hook.Type,
+			Command: p.Hook.Command, Outcome: p.Outcome, ExitCode: p.ExitCode,
+			DurationMS: float64(p.Duration.Microseconds()) / 1000, Error: p.Error,
+			Stdout: &audit.Output{Bytes: p.StdoutBytes, SHA256: p.StdoutSHA256, Truncated: p.StdoutTruncated},
+			Stderr: &audit.Output{Bytes: p.StderrBytes, SHA256: p.StderrSHA256},
+		}
+		switch {
+		case p.Permission != "":
+			h.Decision = p.Permission
+		case p.Block:
+			h.Decision = audit.DecisionBlock
+		case p.Continue != nil && !*p.Continue:
+			h.Decision = audit.DecisionStop
+		}
+		r.Hooks = append(r.Hooks, h)
+	}
+	for _, nr := range d.NotRun {
+		ref := nr.Ref()
+		r.Hooks = append(r.Hooks, audit.Hook{ID: ref.ID, Source: ref.Source, File: ref.File, Matcher: ref.Matcher,
+			Type: ref.Type, Command: ref.Command, Outcome: protocol.OutcomeNotRun, Error: notRunReason(nr)})
+	}
+	res := d.Result
+	if res == nil {
+		return r
+	}
+	r.Mode, r.ExitCode = res.Mode, res.ExitCode
+	if res.HookPermission != nil {
+		r.HookDecision = res.HookPermission.Decision
+	}
+	switch {
+	case res.Permission != nil:
+		r.Decision, r.DecisionSource, r.Reason = res.Permission.Decision, res.Permission.Source, res.Permission.Reason
+	case res.Block != nil:
+		r.Decision, r.DecisionSource, r.Reason = audit.DecisionBlock, "hook", res.Block.Reason
+	case res.PreventContinuation:
+		r.Decision, r.DecisionSource, r.Reason = audit.DecisionStop, "hook", res.StopReason
+	default:
+		r.Decision = audit.DecisionNone
+	}
+	if ra := res.RuleAnswer; ra != nil {
+		r.RuleAnswer = &audit.Rule{Decision: ra.Decision}
+		if ra.OverriddenBy != nil {
+			r.RuleAnswer.Rule, r.RuleAnswer.List = ra.OverriddenBy.Rule, ra.OverriddenBy.List
+			r.RuleAnswer.File, r.RuleAnswer.Source = ra.OverriddenBy.File, ra.OverriddenBy.Source
+		}
+	}
+	if rs := d.Resolution; rs != nil && rs.OverriddenBy != nil {
+		o := rs.OverriddenBy
+		r.Override = &audit.Override{HookDecision: string(rs.HookDecision), Final: string(rs.Final),
+			Rule: o.Text, List: string(o.List), File: o.Origin.File, Source: o.Origin.Source}
+	}
+	r.UpdatedInput = res.UpdatedInput
+	for _, c := range res.AdditionalContext {
+		r.AdditionalContextBytes = append(r.AdditionalContextBytes, len(c))
+	}
+	r.SystemMessages = len(res.SystemMessages)
+	return r
+}
