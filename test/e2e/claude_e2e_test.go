@@ -194,8 +194,7 @@ var scenarios = []*scenario{
 		NoDaemon: true},
 }
 
-// editMidSession needs hookd's settings watcher (hot reload); it joins the list when the
-// daemon has one.
+// editMidSession: a person edits the hooks while a session runs.
 var editMidSession = &scenario{Name: "edit-mid-session", Doc: "a hook added to the settings mid-session runs from the next event on",
 	Hooks:  []hook{preHook("first", emit("", "", 0))},
 	Script: []claudeapi.Turn{bash("echo one"), bash("sh ../edit.sh"), bash("sleep 2"), bash("echo two"), say("finished")},
@@ -221,6 +220,8 @@ var editMidSession = &scenario{Name: "edit-mid-session", Doc: "a hook added to t
 		w.Write(t, w.path("next.json"), string(next), 0o644)
 		w.Write(t, w.path("edit.sh"), "cp "+w.path("next.json")+" "+path+".tmp && mv "+path+".tmp "+path+"\n", 0o755)
 	}}
+
+func init() { scenarios = append(scenarios, editMidSession) }
 
 // tallyEntry of one scenario, for the tally.
 type tallyEntry struct {
