@@ -11,7 +11,7 @@ import (
 
 	"github.com/hookd/hookd/configs"
 	"github.com/hookd/hookd/daemon"
-	"github.com/hookd/hookd/install"
+	"github.com/hookd/hookd/configs/install"
 )
 
 func installCommand() *cli.Command {
