@@ -38,11 +38,15 @@ func BenchmarkReloadLatency(b *testing.B) {
 				b.ReportMetric(r.p(50), "p50-ms")
 				b.ReportMetric(r.p(99), "p99-ms")
 				b.ReportMetric(r.p(100), "max-ms")
+				b.ReportMetric(percentile(r.swap, 50), "swap-p50-ms")
+				b.ReportMetric(percentile(r.swap, 99), "swap-p99-ms")
 				b.ReportMetric(float64(r.events)/r.took.Seconds(), "events/s")
 				b.ReportMetric(float64(r.mixed), "mixed")
 				b.ReportMetric(float64(r.failed), "failed")
-				b.Logf("%s: %d edits, p50 %.1f ms, p99 %.1f ms, max %.1f ms; %d events (%.0f/s) from 4 clients, %d mixed, %d failed",
-					mode, len(r.lat), r.p(50), r.p(99), r.p(100), r.events, float64(r.events)/r.took.Seconds(), r.mixed, r.failed)
+				b.Logf("%s: %d edits, write → first answer with the new hooks p50 %.1f ms, p99 %.1f ms, max %.1f ms "+
+					"(write → swap p50 %.0f ms, p99 %.0f ms); %d events (%.0f/s) from 4 clients, %d mixed, %d failed",
+					mode, len(r.lat), r.p(50), r.p(99), r.p(100), percentile(r.swap, 50), percentile(r.swap, 99),
+					r.events, float64(r.events)/r.took.Seconds(), r.mixed, r.failed)
 				if r.mixed > 0 || r.failed > 0 {
 					b.Fatalf("%d answers mixed two versions, %d events failed (first: %s)", r.mixed, r.failed, r.firstBad)
 				}
@@ -52,6 +56,7 @@ func BenchmarkReloadLatency(b *testing.B) {
 }
 
 type reloadResult struct {
+	swap          []time.Duration // write → the daemon's swap (from its log), sorted
 	lat           []time.Duration // per edit, sorted
 	events        int64
 	mixed, failed int64
@@ -60,13 +65,15 @@ type reloadResult struct {
 }
 
 // p returns the q-th percentile latency in milliseconds (nearest rank).
-func (r reloadResult) p(q float64) float64 {
-	if len(r.lat) == 0 {
+func (r reloadResult) p(q float64) float64 { return percentile(r.lat, q) }
+
+func percentile(ds []time.Duration, q float64) float64 {
+	if len(ds) == 0 {
 		return 0
 	}
-	i := int(q/100*float64(len(r.lat))+0.5) - 1
-	i = max(0, min(i, len(r.lat)-1))
-	return float64(r.lat[i].Microseconds()) / 1000
+	i := int(q/100*float64(len(ds))+0.5) - 1
+	i = max(0, min(i, len(ds)-1))
+	return float64(ds[i].Microseconds()) / 1000
 }
 
 func runReloadBench(b *testing.B, bins *binaries, mode string, edits, clients int) reloadResult {
@@ -209,6 +216,7 @@ func runReloadBench(b *testing.B, bins *binaries, mode string, edits, clients in
 	}
 
 	var r reloadResult
+	var written []time.Time
 	start := time.Now()
 	b.StartTimer()
 	for n := 1; n <= edits; n++ {
@@ -224,17 +232,49 @@ func runReloadBench(b *testing.B, bins *binaries, mode string, edits, clients in
 			b.Fatalf("edit %d never seen within 10s (failed %d: %v)\n%s", n, failed.Load(), firstBad.Load(), logs.String())
 		}
 		r.lat = append(r.lat, at.Sub(wrote))
+		written = append(written, wrote)
 	}
 	b.StopTimer()
 	r.took = time.Since(start)
 	stop()
 	wg.Wait()
+	logMu.Lock()
+	swaps := swapTimes(logs.String())
+	logMu.Unlock()
+	// One swap per edit (each edit changes the file and is seen before the next).
+	if len(swaps) == len(written) {
+		for i, at := range swaps {
+			r.swap = append(r.swap, at.Sub(written[i]))
+		}
+	} else {
+		b.Logf("%d swaps logged for %d edits; no write → swap figures", len(swaps), len(written))
+	}
 	sort.Slice(r.lat, func(i, j int) bool { return r.lat[i] < r.lat[j] })
+	sort.Slice(r.swap, func(i, j int) bool { return r.swap[i] < r.swap[j] })
 	r.events, r.mixed, r.failed = events.Load(), mixed.Load(), failed.Load()
 	if v := firstBad.Load(); v != nil {
 		r.firstBad = v.(string)
 	}
 	return r
+}
+
+// swapTimes returns the times of the daemon's "settings reloaded" log lines (one per
+// project swap), in order. The log's timestamps have millisecond precision.
+func swapTimes(logs string) []time.Time {
+	var out []time.Time
+	for _, line := range strings.Split(logs, "\n") {
+		var rec struct {
+			Msg string `json:"msg"`
+			TS  string `json:"ts"`
+		}
+		if json.Unmarshal([]byte(line), &rec) != nil || rec.Msg != "settings reloaded" {
+			continue
+		}
+		if t, err := time.Parse("2006-01-02T15:04:05.000Z0700", rec.TS); err == nil {
+			out = append(out, t)
+		}
+	}
+	return out
 }
 
 func waitPing(b *testing.B, sock string) {
