@@ -21,7 +21,7 @@ import (
 // save (truncate + write, or write temp + rename) is one reload and a stream of edits
 // still reloads at least every DefaultDebounce + reload time.
 const (
-	DefaultDebounce     = 40 * time.Millisecond
+	DefaultDebounce     = 30 * time.Millisecond
 	DefaultPollInterval = 500 * time.Millisecond
 )
 

@@ -43,6 +43,7 @@ func BenchmarkReloadLatency(b *testing.B) {
 				b.ReportMetric(float64(r.events)/r.took.Seconds(), "events/s")
 				b.ReportMetric(float64(r.mixed), "mixed")
 				b.ReportMetric(float64(r.failed), "failed")
+				b.Logf("load average at start: %s", r.load)
 				b.Logf("%s: %d edits, write → first answer with the new hooks p50 %.1f ms, p99 %.1f ms, max %.1f ms "+
 					"(write → swap p50 %.0f ms, p99 %.0f ms); %d events (%.0f/s) from 4 clients, %d mixed, %d failed",
 					mode, len(r.lat), r.p(50), r.p(99), r.p(100), percentile(r.swap, 50), percentile(r.swap, 99),
@@ -62,6 +63,7 @@ type reloadResult struct {
 	mixed, failed int64
 	took          time.Duration
 	firstBad      string
+	load          string // /proc/loadavg when the edits started: the machine may be shared
 }
 
 // p returns the q-th percentile latency in milliseconds (nearest rank).
@@ -216,6 +218,9 @@ func runReloadBench(b *testing.B, bins *binaries, mode string, edits, clients in
 	}
 
 	var r reloadResult
+	if l, err := os.ReadFile("/proc/loadavg"); err == nil {
+		r.load = strings.TrimSpace(string(l))
+	}
 	var written []time.Time
 	start := time.Now()
 	b.StartTimer()
