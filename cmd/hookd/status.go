@@ -43,9 +43,13 @@ func printStatus(c *cli.Context, st *daemon.Status) {
 	fmt.Fprintf(w, "hookd %s  pid %d  up %s  generation %d  mode %s\n", st.Version, st.PID, st.Uptime, st.Generation, st.Mode)
 	fmt.Fprintln(w, "\nsources:")
 	tw := tabwriter.NewWriter(w, 2, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, "  SOURCE\tSTATE\tREVISION\tLOADED\tPATH")
+	fmt.Fprintln(tw, "  SOURCE\tSTATE\tREVISION\tLOADED\tWATCH\tPATH")
 	for _, s := range st.Sources {
-		fmt.Fprintf(tw, "  %s\t%s\t%s\t%s\t%s\n", s.Source, s.State, shortHash(s.Revision), s.LoadedAt.Format("15:04:05.000"), s.Path)
+		watch := "-"
+		if s.Watch != nil {
+			watch = s.Watch.Mode
+		}
+		fmt.Fprintf(tw, "  %s\t%s\t%s\t%s\t%s\t%s\n", s.Source, s.State, shortHash(s.Revision), s.LoadedAt.Format("15:04:05.000"), watch, s.Path)
 	}
 	tw.Flush()
 	for _, s := range st.Sources {
@@ -56,9 +60,28 @@ func printStatus(c *cli.Context, st *daemon.Status) {
 			}
 			fmt.Fprintf(w, "  ERROR %s (%s)\n", s.Error, kept)
 		}
+		if r := s.Refused; r != nil {
+			fmt.Fprintf(w, "  REFUSED %s: a ConfigChange hook in %s refused revision %s at %s: %s (keeping %s)\n",
+				s.Path, r.Project, shortHash(r.Revision), r.At.Format("15:04:05.000"), r.Reason, shortHash(s.Revision))
+		}
+		if s.Watch != nil && s.Watch.Mode == "polling" {
+			fmt.Fprintf(w, "  polling %s: %s\n", s.Path, s.Watch.Detail)
+		}
 		for _, warn := range s.Warnings {
 			fmt.Fprintf(w, "  warning: %s\n", warn)
 		}
+	}
+	if ws := st.Watcher; ws != nil {
+		pending := ""
+		if ws.Pending {
+			pending = "  (reload pending)"
+		}
+		fmt.Fprintf(w, "\nwatcher: %s, %d directories, %d files polled, debounce %s, %d events, %d reloads, %d overflows%s\n",
+			ws.Backend, len(ws.Dirs), len(ws.Polling), ws.Debounce, ws.Events, ws.Reloads, ws.Overflows, pending)
+	}
+	if lr := st.LastReload; lr != nil {
+		fmt.Fprintf(w, "last reload: %s at %s (%s): %d files read, %d changed, %d projects swapped, %d errors, %d refused\n",
+			lr.Trigger, lr.At.Format("15:04:05.000"), lr.Took, lr.FilesRead, len(lr.Changed), lr.Swapped, len(lr.Errors), len(lr.Refused))
 	}
 	fmt.Fprintln(w, "\nprojects:")
 	for _, p := range st.Projects {
