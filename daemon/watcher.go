@@ -35,6 +35,8 @@ type WatchOptions struct {
 	Signals <-chan os.Signal
 	// addWatch replaces fsnotify's Add: tests simulate a full inotify table with it.
 	addWatch func(fw *fsnotify.Watcher, dir string) error
+	// errs, if set, is read like fsnotify's error channel (tests inject an overflow).
+	errs chan error
 }
 
 // WatcherStatus summarises the settings watcher for `hookd status`.
@@ -227,17 +229,9 @@ func (w *Watcher) run(ctx context.Context) {
 				errs = nil
 				continue
 			}
-			if errors.Is(err, fsnotify.ErrEventOverflow) {
-				// Events were lost: anything may have changed.
-				w.overflows.Add(1)
-				w.log.Warn("file-system event queue overflowed; reloading every settings file")
-				w.dirtyAll, w.why = true, "overflow"
-				w.markTime()
-				w.sync()
-				w.kick(true)
-				continue
-			}
-			w.log.Error("watcher error", zap.Error(err))
+			w.onError(err)
+		case err := <-w.opt.errs:
+			w.onError(err)
 		case <-w.opt.Signals:
 			w.log.Info("reload requested by signal")
 			w.dirtyAll, w.why = true, "signal"
@@ -264,6 +258,21 @@ func (w *Watcher) run(ctx context.Context) {
 			w.kick(false)
 		}
 	}
+}
+
+// onError handles an error from fsnotify. An overflow means events were lost: anything may
+// have changed, so every file is re-read at once.
+func (w *Watcher) onError(err error) {
+	if !errors.Is(err, fsnotify.ErrEventOverflow) {
+		w.log.Error("watcher error", zap.Error(err))
+		return
+	}
+	w.overflows.Add(1)
+	w.log.Warn("file-system event queue overflowed; reloading every settings file")
+	w.dirtyAll, w.why = true, "overflow"
+	w.markTime()
+	w.sync()
+	w.kick(true)
 }
 
 // onEvent routes one fsnotify event to the tracked files it concerns.

@@ -175,3 +175,32 @@ func TestWatcherFollowsAMovedDirectory(t *testing.T) {
 	w.write("project", hooksFile("p3"))
 	w.waitCommands(t, "project:p3")
 }
+
+// TestWatcherOverflowReloadsEverything: when the kernel queue overflows, events were lost,
+// so every file is read again at once.
+func TestWatcherOverflowReloadsEverything(t *testing.T) {
+	w := newWorld(t)
+	w.write("user", hooksFile("u1"))
+	w.write("project", hooksFile("p1"))
+	w.commands()
+	errs := make(chan error)
+	// An hour of debounce: no event-driven reload (not even the start-up one) comes first.
+	wt := StartWatcher(context.Background(), w.store, WatchOptions{Debounce: time.Hour, errs: errs})
+	t.Cleanup(func() { wt.Close() })
+	// A change whose events the test pretends were lost in the overflow: with an hour of
+	// debounce only the overflow can apply it now.
+	w.write("project", hooksFile("p2"))
+	w.write("user", hooksFile("u2"))
+	errs <- fmt.Errorf("reading events: %w", fsnotify.ErrEventOverflow)
+	w.waitCommands(t, "user:u2", "project:p2")
+	eventually(t, "the overflow reload's summary", func() bool {
+		lr := w.store.LastReload()
+		return lr != nil && lr.Trigger == "overflow"
+	})
+	if lr := w.store.LastReload(); lr.FilesRead < len(w.store.KnownFiles()) {
+		t.Errorf("overflow reload read %d files, want every known file (%d)", lr.FilesRead, len(w.store.KnownFiles()))
+	}
+	if st := wt.Status(); st.Overflows != 1 {
+		t.Errorf("overflows = %d", st.Overflows)
+	}
+}
