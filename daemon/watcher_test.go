@@ -177,30 +177,28 @@ func TestWatcherFollowsAMovedDirectory(t *testing.T) {
 }
 
 // TestWatcherOverflowReloadsEverything: when the kernel queue overflows, events were lost,
-// so every file is read again at once.
+// so every file is read again at once, although no event said anything changed.
 func TestWatcherOverflowReloadsEverything(t *testing.T) {
 	w := newWorld(t)
 	w.write("user", hooksFile("u1"))
 	w.write("project", hooksFile("p1"))
 	w.commands()
 	errs := make(chan error)
-	// An hour of debounce: no event-driven reload (not even the start-up one) comes first.
-	wt := StartWatcher(context.Background(), w.store, WatchOptions{Debounce: time.Hour, errs: errs})
-	t.Cleanup(func() { wt.Close() })
-	// A change whose events the test pretends were lost in the overflow: with an hour of
-	// debounce only the overflow can apply it now.
-	w.write("project", hooksFile("p2"))
-	w.write("user", hooksFile("u2"))
+	wt := w.watch(t, WatchOptions{errs: errs}) // waits until the start-up reload is done
+	reloads := wt.reloads.Load()
 	errs <- fmt.Errorf("reading events: %w", fsnotify.ErrEventOverflow)
-	w.waitCommands(t, "user:u2", "project:p2")
-	eventually(t, "the overflow reload's summary", func() bool {
+	eventually(t, "the overflow reload", func() bool {
 		lr := w.store.LastReload()
-		return lr != nil && lr.Trigger == "overflow"
+		return lr != nil && lr.Trigger == "overflow" && !wt.busy()
 	})
 	if lr := w.store.LastReload(); lr.FilesRead < len(w.store.KnownFiles()) {
 		t.Errorf("overflow reload read %d files, want every known file (%d)", lr.FilesRead, len(w.store.KnownFiles()))
 	}
-	if st := wt.Status(); st.Overflows != 1 {
-		t.Errorf("overflows = %d", st.Overflows)
+	if st := wt.Status(); st.Overflows != 1 || wt.reloads.Load() != reloads+1 {
+		t.Errorf("overflows = %d, reloads %d → %d", st.Overflows, reloads, wt.reloads.Load())
 	}
+	// A change the lost events would have announced is applied by it.
+	w.write("project", hooksFile("p2"))
+	errs <- fmt.Errorf("reading events: %w", fsnotify.ErrEventOverflow)
+	w.waitCommands(t, "user:u1", "project:p2")
 }
