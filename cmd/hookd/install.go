@@ -10,8 +10,8 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/hookd/hookd/configs"
-	"github.com/hookd/hookd/daemon"
 	"github.com/hookd/hookd/configs/install"
+	"github.com/hookd/hookd/daemon"
 )
 
 func installCommand() *cli.Command {
