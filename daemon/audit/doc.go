@@ -24,10 +24,12 @@
 // # Durability
 //
 // Append returns once the record is as durable as the fsync policy says: "batch" (the
-// default) is a group commit — records appended while an fsync runs share the next one,
-// and each caller returns after the fsync that covers its record, so a crash can only
-// lose records whose answer was never sent; "always" fsyncs every record on its own;
-// "never" only write(2)s (survives a daemon crash, not a power loss).
+// default) is a group commit — one goroutine owns the file and, each turn, writes every
+// record queued so far with one write(2) and one fsync; records appended while an fsync
+// runs share the next one, and each caller returns after the fsync that covers its
+// record, so a crash can only lose records whose answer was never sent. "always" fsyncs
+// every record on its own; "never" only write(2)s (survives a daemon crash, not a power
+// loss).
 //
 // # Recovery
 //

@@ -1,11 +1,14 @@
 package audit
 
 import (
+	"bytes"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
+	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
@@ -90,14 +93,15 @@ type Log struct {
 	dir  string
 	base string // file name without ".jsonl"
 
-	mu       sync.Mutex
-	cond     *sync.Cond
-	queue    []*pending
-	flushing bool // a goroutine owns the file (the fields below); others wait on cond
-	closed   bool
-	st       Status
+	mu     sync.Mutex
+	queue  []*pending // records waiting for the flusher
+	closed bool
+	st     Status
+	kick   chan struct{} // wakes the flusher (capacity 1)
+	stop   chan struct{} // closed by Close
+	exited chan struct{} // closed when the flusher has drained the queue and returned
 
-	// Owned by whoever set flushing (or by Open/Close).
+	// Owned by the flusher goroutine (before it starts: Open; after it exits: Close).
 	lock   *os.File
 	f      *os.File
 	fi     os.FileInfo
@@ -116,7 +120,7 @@ type pending struct {
 	enc    zapcore.Encoder
 	ent    zapcore.Entry
 	fields []zapcore.Field
-	done   bool
+	done   chan struct{} // closed by the flusher once err is final
 	err    error
 	seq    uint64
 }
@@ -162,7 +166,7 @@ func Open(o Options) (*Log, error) {
 	}
 	l := &Log{opts: o, log: o.Logger, mask: m, dir: filepath.Dir(o.Path),
 		base: strings.TrimSuffix(filepath.Base(o.Path), ".jsonl")}
-	l.cond = sync.NewCond(&l.mu)
+	l.kick, l.stop, l.exited = make(chan struct{}, 1), make(chan struct{}), make(chan struct{})
 	l.core = &core{l: l, enc: newEncoder()}
 	l.st.Path, l.st.Fsync = o.Path, o.Fsync
 	err = l.withFileLock(func() error { return l.reopen(true) })
@@ -175,6 +179,7 @@ func Open(o Options) (*Log, error) {
 		l.st.Healthy = true
 	}
 	l.mu.Unlock()
+	go l.flusher()
 	if err != nil {
 		return l, fmt.Errorf("opening audit log %s: %w", o.Path, err)
 	}
@@ -246,31 +251,56 @@ func (l *Log) maskRecord(r *Record) {
 	}
 }
 
-// commit queues p and returns once a flush covering it is done. Group commit: the first
-// waiter to find no flush under way becomes the leader, takes everything queued, writes
-// it with one write(2) and (batch policy) one fsync, and wakes the rest.
+// commit queues p for the flusher and returns once the write (and fsync, per policy)
+// covering it is done.
 func (l *Log) commit(p *pending) error {
+	p.done = make(chan struct{})
 	l.mu.Lock()
-	defer l.mu.Unlock()
 	if l.closed {
+		l.mu.Unlock()
 		return ErrClosed
 	}
 	l.queue = append(l.queue, p)
-	for !p.done {
-		if l.flushing {
-			l.cond.Wait()
-			continue
-		}
+	l.mu.Unlock()
+	select {
+	case l.kick <- struct{}{}:
+	default: // already kicked
+	}
+	<-p.done
+	return p.err
+}
+
+// flusher is the goroutine that owns the file: group commit. Each turn it takes every
+// record queued so far, writes them with one write(2) and (batch policy) one fsync, and
+// releases their callers; records that arrive meanwhile wait for the next turn, which
+// starts as soon as this one ends. Owning the file in one goroutine keeps hand-offs
+// between writers off the critical path: a caller's only wait is for the fsync that
+// covers its record.
+func (l *Log) flusher() {
+	defer close(l.exited)
+	for {
+		l.mu.Lock()
 		batch := l.queue
 		l.queue = nil
-		l.flushing = true
 		l.mu.Unlock()
+		if len(batch) == 0 {
+			select {
+			case <-l.kick:
+				continue
+			case <-l.stop:
+				l.mu.Lock()
+				n := len(l.queue)
+				l.mu.Unlock()
+				if n > 0 {
+					continue // drain what was queued before Close
+				}
+				return
+			}
+		}
 		l.flush(batch)
 		l.mu.Lock()
-		l.flushing = false
 		l.st.Seq = l.seq
 		for _, b := range batch {
-			b.done = true
 			if b.err != nil {
 				l.st.Failures++
 				l.noteErrLocked(b.err)
@@ -279,9 +309,11 @@ func (l *Log) commit(p *pending) error {
 			}
 		}
 		l.st.Healthy = l.broken == nil && batch[len(batch)-1].err == nil
-		l.cond.Broadcast()
+		l.mu.Unlock()
+		for _, b := range batch {
+			close(b.done)
+		}
 	}
-	return p.err
 }
 
 func (l *Log) noteErrLocked(err error) {
@@ -300,7 +332,7 @@ func (l *Log) Status() Status {
 // its own record, so this only matters for Core().Write callers.
 func (l *Log) Sync() error { return nil }
 
-// flush writes batch. The caller owns the file (flushing is set).
+// flush writes batch (flusher goroutine).
 func (l *Log) flush(batch []*pending) {
 	fail := func(from int, err error) {
 		for _, p := range batch[from:] {
@@ -460,25 +492,18 @@ func (l *Log) syncWithDisk() error {
 	return l.reopen(false)
 }
 
-// Close writes the head and closes the files. Appends after Close fail.
+// Close waits for queued records, writes the head and closes the files. Appends after
+// Close fail.
 func (l *Log) Close() error {
 	l.mu.Lock()
 	if l.closed {
 		l.mu.Unlock()
 		return nil
 	}
-	l.closed = true // no new appends; wait for the ones queued
-	for l.flushing || len(l.queue) > 0 {
-		l.cond.Wait()
-	}
-	l.flushing = true
+	l.closed = true
 	l.mu.Unlock()
-	defer func() {
-		l.mu.Lock()
-		l.flushing = false
-		l.cond.Broadcast()
-		l.mu.Unlock()
-	}()
+	close(l.stop)
+	<-l.exited // the file is ours again
 	var err error
 	if l.dirty {
 		err = l.withFileLock(func() error {
@@ -510,10 +535,39 @@ func newEncoder() zapcore.Encoder {
 		EncodeTime: func(t time.Time, e zapcore.PrimitiveArrayEncoder) {
 			e.AppendString(t.UTC().Format(time.RFC3339Nano))
 		},
-		EncodeDuration: zapcore.MillisDurationEncoder,
+		EncodeDuration:      zapcore.MillisDurationEncoder,
+		NewReflectedEncoder: newRawEncoder,
 	})
 	enc.AddInt("v", SchemaVersion)
 	return enc
+}
+
+// rawEncoder is the encoder zap uses for reflected values: a json.RawMessage (the input,
+// the updated input) is compacted straight into the record — one pass that also
+// validates, where encoding/json would validate, compact and copy — and anything else
+// goes through encoding/json without HTML escaping.
+type rawEncoder struct {
+	w   io.Writer
+	tmp bytes.Buffer
+	enc *json.Encoder
+}
+
+func newRawEncoder(w io.Writer) zapcore.ReflectedEncoder { return &rawEncoder{w: w} }
+
+func (e *rawEncoder) Encode(v any) error {
+	if raw, ok := v.(json.RawMessage); ok {
+		e.tmp.Reset()
+		if err := json.Compact(&e.tmp, raw); err != nil {
+			return err
+		}
+		_, err := e.w.Write(e.tmp.Bytes())
+		return err
+	}
+	if e.enc == nil {
+		e.enc = json.NewEncoder(e.w)
+		e.enc.SetEscapeHTML(false)
+	}
+	return e.enc.Encode(v)
 }
 
 // core is the zapcore.Core behind Log.Core.
