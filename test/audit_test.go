@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -470,4 +471,42 @@ func TestAuditCrash(t *testing.T) {
 		t.Fatalf("verify after restart: %d\n%s%s", v.Code, v.Stdout, v.Stderr)
 	}
 	t.Logf("%s", strings.SplitN(v.Stdout, "\n", 2)[0])
+}
+
+// TestAuditTailFollow: `hookd audit tail -f` prints the last records, then each new one
+// once, across a rotation.
+func TestAuditTailFollow(t *testing.T) {
+	e := NewEnv(t)
+	e.WriteSettings("project", `{"hooks":{"Stop":[{"hooks":[{"type":"command","command":"true"}]}]}}`)
+	e.Config = filepath.Join(e.Root, "hookd.json")
+	WriteAtomic(t, e.Config, `{"audit":{"max_size_mb":1}}`)
+	e.Start()
+	first, _ := e.Event(e.Payload("Stop", nil))
+	cmd := exec.Command(bins.hookd, append(e.DaemonArgs(), "audit", "tail", "-f", "-n", "1", "--json")...)
+	cmd.Env = e.BaseEnv()
+	out := &syncBuffer{}
+	cmd.Stdout, cmd.Stderr = out, out
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = cmd.Process.Kill(); _ = cmd.Wait() }()
+	Eventually(t, 10*time.Second, "the last record", func() bool { return strings.Contains(out.String(), first.DecisionID) })
+	// ≈1.5 MiB of records: the log rotates once while tail follows it.
+	big := strings.Repeat("z", 60<<10)
+	var ids []string
+	for i := 0; i < 25; i++ {
+		res, _ := e.Event(e.Payload("Stop", map[string]any{"last_assistant_message": big}))
+		ids = append(ids, res.DecisionID)
+	}
+	Eventually(t, 10*time.Second, "every new record", func() bool { return strings.Contains(out.String(), ids[len(ids)-1]) })
+	time.Sleep(300 * time.Millisecond)
+	got := out.String()
+	for _, id := range append(ids, first.DecisionID) {
+		if n := strings.Count(got, `"decision_id":"`+id+`"`); n != 1 {
+			t.Errorf("decision %s printed %d times", id, n)
+		}
+	}
+	if rs, _ := audit.Rotated(e.auditFile()); len(rs) == 0 {
+		t.Errorf("the log did not rotate")
+	}
 }

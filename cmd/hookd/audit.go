@@ -2,7 +2,9 @@ package main
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
+	"io/fs"
 	"path/filepath"
 	"strings"
 
@@ -90,6 +92,9 @@ listed, not failures), 1 otherwise.`,
 					return err
 				}
 				rep, err = audit.VerifyLog(path)
+				if errors.Is(err, fs.ErrNotExist) {
+					return exitError{code: 1, msg: fmt.Sprintf("no decision log at %s (is auditing on? --audit-dir points elsewhere)", path)}
+				}
 			}
 			if err != nil {
 				return err

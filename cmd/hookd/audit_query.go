@@ -202,7 +202,14 @@ func auditTailCommand() *cli.Command {
 			}
 			ctx, stop := signal.NotifyContext(c.Context, os.Interrupt, syscall.SIGTERM)
 			defer stop()
-			return audit.Follow(ctx, path, func(r *audit.Record, line []byte) error {
+			var after uint64
+			if len(last) > 0 {
+				after = last[len(last)-1].r.Seq
+			} else if len(files) > 0 {
+				// -n 0: start at the end.
+				_ = audit.Scan(files[len(files)-1:], func(r *audit.Record, _ []byte) error { after = r.Seq; return nil })
+			}
+			return audit.Follow(ctx, path, after, func(r *audit.Record, line []byte) error {
 				p.print(r, line)
 				return nil
 			})

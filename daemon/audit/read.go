@@ -67,11 +67,24 @@ func scanFile(path string, offset int64, fn func(r *Record, line []byte, end int
 // Follow calls fn with each record appended to the log whose current file is path,
 // starting at the current end, until ctx is done. It polls (every 200 ms) rather than
 // using inotify so that it works on any file system, and follows rotations.
-func Follow(ctx context.Context, path string, fn func(r *Record, line []byte) error) error {
+//
+// Records with seq <= after are skipped: a caller that printed the log up to some record
+// passes its seq, and nothing appended in between is lost or printed twice.
+func Follow(ctx context.Context, path string, after uint64, fn func(r *Record, line []byte) error) error {
 	var offset int64
 	var cur os.FileInfo
 	if fi, err := os.Stat(path); err == nil {
-		offset, cur = fi.Size(), fi
+		cur = fi
+		if after == 0 {
+			offset = fi.Size()
+		}
+	}
+	inner := fn
+	fn = func(r *Record, line []byte) error {
+		if r.Seq <= after {
+			return nil
+		}
+		return inner(r, line)
 	}
 	tick := time.NewTicker(200 * time.Millisecond)
 	defer tick.Stop()
