@@ -97,6 +97,11 @@ type PoolOptions struct {
 	// DeathBackoff is the first delay before replacing a prewarmed process that died while
 	// waiting; it doubles per consecutive death [100ms].
 	DeathBackoff time.Duration
+	// RefillDelay is how long a replacement waits before it starts, so that its start-up
+	// (an interpreter's, often several threads' worth of CPU) does not compete with the
+	// event that was just answered on its way back to the harness [25ms; negative: none].
+	// The key's next event starts a waiting replacement at once.
+	RefillDelay time.Duration
 }
 
 func (o *PoolOptions) defaults() {
@@ -117,6 +122,12 @@ func (o *PoolOptions) defaults() {
 	}
 	if o.DeathBackoff <= 0 {
 		o.DeathBackoff = 100 * time.Millisecond
+	}
+	switch {
+	case o.RefillDelay == 0:
+		o.RefillDelay = 25 * time.Millisecond
+	case o.RefillDelay < 0:
+		o.RefillDelay = 0
 	}
 }
 
@@ -163,6 +174,7 @@ type warmKey struct {
 	inUse    int
 	peak     int
 	lastUse  time.Time
+	kick     chan struct{} // closed (and cleared) to start replacements waiting out RefillDelay
 	started  chan struct{} // closed (and cleared) when a start of this key finishes
 	deaths   int           // consecutive deaths while idle
 	disabled time.Time     // no prewarming for this key until then
@@ -316,6 +328,10 @@ func (p *Pool) take(ctx context.Context, wk *warmKey) *warmProc {
 		if waited || wk.starting == 0 {
 			return nil
 		}
+		if wk.kick != nil { // a replacement waiting out RefillDelay: start it now
+			close(wk.kick)
+			wk.kick = nil
+		}
 		if wk.started == nil {
 			wk.started = make(chan struct{})
 		}
@@ -368,11 +384,12 @@ func (p *Pool) release(wk *warmKey, warm bool) {
 	if warm {
 		wk.deaths = 0
 	}
-	p.refillLocked(wk)
+	p.refillLocked(wk, p.opts.RefillDelay)
 }
 
-// refillLocked starts processes for wk until it has as many idle or starting as it wants.
-func (p *Pool) refillLocked(wk *warmKey) {
+// refillLocked starts processes for wk, after delay, until it has as many idle or
+// starting as it wants.
+func (p *Pool) refillLocked(wk *warmKey, delay time.Duration) {
 	if p.closed || wk.gone || time.Now().Before(wk.disabled) {
 		return
 	}
@@ -387,7 +404,16 @@ func (p *Pool) refillLocked(wk *warmKey) {
 		wk.starting++
 		p.total++
 		p.wg.Add(1)
-		go p.spawn(wk)
+		var kick chan struct{}
+		if delay > 0 {
+			// Created here, under the lock, so that an event arriving before the goroutine
+			// runs can still hurry it.
+			if wk.kick == nil {
+				wk.kick = make(chan struct{})
+			}
+			kick = wk.kick
+		}
+		go p.spawn(wk, delay, kick)
 	}
 }
 
@@ -412,10 +438,30 @@ func (p *Pool) evictLocked(wk *warmKey) bool {
 	return true
 }
 
-// spawn starts one prewarmed process for wk (counted in wk.starting and p.total).
-func (p *Pool) spawn(wk *warmKey) {
+// spawn starts one prewarmed process for wk (counted in wk.starting and p.total), after
+// delay unless the key's next event asks for it sooner.
+func (p *Pool) spawn(wk *warmKey, delay time.Duration, kick <-chan struct{}) {
 	defer p.wg.Done()
+	if delay > 0 {
+		t := time.NewTimer(delay)
+		select {
+		case <-t.C:
+		case <-kick:
+		case <-p.stop:
+		}
+		t.Stop()
+	}
 	p.mu.Lock()
+	if p.closed || wk.gone {
+		wk.starting--
+		p.total--
+		if wk.started != nil {
+			close(wk.started)
+			wk.started = nil
+		}
+		p.mu.Unlock()
+		return
+	}
 	info := wk.info
 	p.mu.Unlock()
 	wp := &warmProc{key: wk}
@@ -516,7 +562,7 @@ func (p *Pool) idleDeathLocked(wp *warmProc) {
 		select {
 		case <-t.C:
 			p.mu.Lock()
-			p.refillLocked(wk)
+			p.refillLocked(wk, 0)
 			p.mu.Unlock()
 		case <-p.stop:
 		}
@@ -717,7 +763,7 @@ func (p *Pool) Warm(spec ProcSpec) {
 		defer p.wg.Done()
 		if wk := p.key(spec); wk != nil {
 			p.mu.Lock()
-			p.refillLocked(wk)
+			p.refillLocked(wk, p.opts.RefillDelay)
 			p.mu.Unlock()
 		}
 	}()
