@@ -308,48 +308,65 @@ func BenchmarkWarm(b *testing.B) {
 		rawS = append(rawS, spawn(hookcEnv(warm), noHooks, rawBin))
 	}
 
-	// 3. Socket round trip, no hooks: on an open connection, and dialling per event.
-	var rtt, rttDial Samples
-	for range 200 {
-		socket(warm, noHooks) // warm-up
-	}
-	for range 3000 {
-		rtt = append(rtt, socket(warm, noHooks))
-		start := time.Now()
-		c, err := protocol.Dial(context.Background(), warm.Socket)
-		if err != nil {
-			b.Fatal(err)
-		}
-		if _, err := c.Do(context.Background(), warm.Request(noHooks), nil); err != nil {
-			b.Fatal(err)
-		}
-		c.Close()
-		rttDial = append(rttDial, time.Since(start))
-	}
-
-	// 4. Throughput and memory: a fresh daemon, socket-direct clients on open connections.
+	// 3 and 4 run on fresh daemons, one with the default configuration (the audit log on,
+	// fsync "batch": every answer waits for its record to be durable) and one with the
+	// audit log off, to tell the daemon's own cost from the audit's.
 	for _, d := range daemons {
 		d.Stop()
 	}
-	tp := StartDaemon(b, DaemonOptions{Settings: settingsFor(nil)})
-	tpNo := tp.Payload("PreToolUse-Bash", map[string]any{"tool_name": "NoHooks"})
-	tpTrue := tp.Payload("PreToolUse-Bash", map[string]any{"tool_name": "True"})
-	for range 100 {
-		c, _ := protocol.Dial(context.Background(), tp.Socket)
-		_, _ = c.Do(context.Background(), tp.Request(tpNo), nil)
-		c.Close()
+	type config struct {
+		name, json string
+		d          *Daemon
+		no, true_  string
+		rtt, dial  Samples
+		rssIdle    int
+		rssLoad    int
+		tp         map[int][2]float64 // clients → events/s without hooks, with one `true` hook
+	}
+	configs := []*config{
+		{name: "default configuration (audit log on, fsync batch)"},
+		{name: "audit log off (`{\"audit\": {\"enabled\": false}}`)", json: `{"audit": {"enabled": false}}`},
+	}
+	for _, c := range configs {
+		c.d = StartDaemon(b, DaemonOptions{Settings: settingsFor(nil), Config: c.json})
+		c.no = c.d.Payload("PreToolUse-Bash", map[string]any{"tool_name": "NoHooks"})
+		c.true_ = c.d.Payload("PreToolUse-Bash", map[string]any{"tool_name": "True"})
+		c.tp = map[int][2]float64{}
+		cl, err := protocol.Dial(context.Background(), c.d.Socket)
+		if err != nil {
+			b.Fatal(err)
+		}
+		defer cl.Close()
+		conns[c.d] = cl
+		for range 100 {
+			socket(c.d, c.no) // warm-up
+		}
 	}
 	time.Sleep(200 * time.Millisecond)
-	rssIdle := RSS(tp.PID())
-	type tpResult struct {
-		clients int
-		none    float64
-		true_   float64
+	for _, c := range configs {
+		c.rssIdle = RSS(c.d.PID())
 	}
-	var tps []tpResult
-	rssLoad := 0
+	// 3. Socket round trip, no hooks: on an open connection, and dialling per event;
+	// the two configurations interleaved.
+	for range 3000 {
+		for _, c := range configs {
+			c.rtt = append(c.rtt, socket(c.d, c.no))
+			start := time.Now()
+			cl, err := protocol.Dial(context.Background(), c.d.Socket)
+			if err != nil {
+				b.Fatal(err)
+			}
+			if _, err := cl.Do(context.Background(), c.d.Request(c.no), nil); err != nil {
+				b.Fatal(err)
+			}
+			cl.Close()
+			c.dial = append(c.dial, time.Since(start))
+		}
+	}
+
+	// 4. Throughput and memory: socket-direct clients on open connections.
 	dur := 3 * time.Second
-	throughput := func(payload string, clients int) float64 {
+	throughput := func(c *config, payload string, clients int) float64 {
 		var n atomic.Int64
 		var wg sync.WaitGroup
 		stop := make(chan struct{})
@@ -358,19 +375,19 @@ func BenchmarkWarm(b *testing.B) {
 			wg.Add(1)
 			go func() {
 				defer wg.Done()
-				c, err := protocol.Dial(context.Background(), tp.Socket)
+				cl, err := protocol.Dial(context.Background(), c.d.Socket)
 				if err != nil {
 					errc <- err
 					return
 				}
-				defer c.Close()
+				defer cl.Close()
 				for {
 					select {
 					case <-stop:
 						return
 					default:
 					}
-					f, err := c.Do(context.Background(), tp.Request(payload), nil)
+					f, err := cl.Do(context.Background(), c.d.Request(payload), nil)
 					if err != nil || f.Result == nil {
 						errc <- fmt.Errorf("%v %+v", err, f)
 						return
@@ -389,7 +406,7 @@ func BenchmarkWarm(b *testing.B) {
 				case <-done:
 					return
 				case <-t.C:
-					rssLoad = max(rssLoad, RSS(tp.PID()))
+					c.rssLoad = max(c.rssLoad, RSS(c.d.PID()))
 				}
 			}
 		}()
@@ -404,11 +421,11 @@ func BenchmarkWarm(b *testing.B) {
 		}
 		return float64(n.Load()) / el.Seconds()
 	}
-	for _, c := range []int{1, 4, 16} {
-		r := tpResult{clients: c}
-		r.none = throughput(tpNo, c)
-		r.true_ = throughput(tpTrue, c)
-		tps = append(tps, r)
+	clientCounts := []int{1, 4, 16}
+	for _, n := range clientCounts {
+		for _, c := range configs {
+			c.tp[n] = [2]float64{throughput(c, c.no, n), throughput(c, c.true_, n)}
+		}
 	}
 
 	sizes := map[string]int64{}
@@ -465,20 +482,27 @@ func BenchmarkWarm(b *testing.B) {
 	fmt.Fprintf(&w, "| ratio minimal client / hello (the floor for any forwarder on this machine) | %.2f× | |\n\n", float64(rawS.Quantile(0.5))/float64(helloS.Quantile(0.5)))
 	b.ReportMetric(hr, "x-hookc-vs-hello")
 
-	fmt.Fprintf(&w, "**Socket round trip** (no hooks; 3,000 requests; goal ≤ 0.1 ms p50)\n\n| | p50 | p90 | p99 |\n|---|---:|---:|---:|\n")
-	fmt.Fprintf(&w, "| request on an open connection | %s | %s | %s |\n", Ms(rtt.Quantile(0.5)), Ms(rtt.Quantile(0.9)), Ms(rtt.Quantile(0.99)))
-	fmt.Fprintf(&w, "| dial + request + close (what hookc does) | %s | %s | %s |\n\n", Ms(rttDial.Quantile(0.5)), Ms(rttDial.Quantile(0.9)), Ms(rttDial.Quantile(0.99)))
-	b.ReportMetric(float64(rtt.Quantile(0.5))/1e6, "ms-socket-p50")
+	fmt.Fprintf(&w, "**Socket round trip** (no hooks; 3,000 requests per configuration, interleaved; goal ≤ 0.1 ms p50)\n\n"+
+		"| Daemon configuration | Request | p50 | p90 | p99 |\n|---|---|---:|---:|---:|\n")
+	for _, c := range configs {
+		fmt.Fprintf(&w, "| %s | on an open connection | %s | %s | %s |\n", c.name, Ms(c.rtt.Quantile(0.5)), Ms(c.rtt.Quantile(0.9)), Ms(c.rtt.Quantile(0.99)))
+		fmt.Fprintf(&w, "| %s | dial + request + close (what hookc does) | %s | %s | %s |\n", c.name, Ms(c.dial.Quantile(0.5)), Ms(c.dial.Quantile(0.9)), Ms(c.dial.Quantile(0.99)))
+	}
+	b.ReportMetric(float64(configs[0].rtt.Quantile(0.5))/1e6, "ms-socket-p50")
+	b.ReportMetric(float64(configs[1].rtt.Quantile(0.5))/1e6, "ms-socket-p50-noaudit")
 
-	fmt.Fprintf(&w, "**Throughput** (socket-direct, each client one open connection sending events back to back for %v; "+
+	fmt.Fprintf(&w, "\n**Throughput** (socket-direct, each client one open connection sending events back to back for %v; "+
 		"daemon and clients share the machine's %d CPUs; goals ≥ 20,000/s without hooks, ≥ 1,000/s with one `true` hook)\n\n"+
-		"| Clients | no hooks | one `true` hook |\n|---:|---:|---:|\n", dur, runtime.NumCPU())
-	for _, r := range tps {
-		fmt.Fprintf(&w, "| %d | %s events/s | %s events/s |\n", r.clients, thousands(r.none), thousands(r.true_))
+		"| Clients | no hooks, default | no hooks, audit off | one `true` hook, default | one `true` hook, audit off |\n|---:|---:|---:|---:|---:|\n", dur, runtime.NumCPU())
+	for _, n := range clientCounts {
+		fmt.Fprintf(&w, "| %d | %s/s | %s/s | %s/s | %s/s |\n", n, thousands(configs[0].tp[n][0]), thousands(configs[1].tp[n][0]),
+			thousands(configs[0].tp[n][1]), thousands(configs[1].tp[n][1]))
 	}
 	fmt.Fprintf(&w, "\n**Memory and size**\n\n| | |\n|---|---:|\n")
-	fmt.Fprintf(&w, "| hookd RSS, idle (after 100 events) | %.1f MiB |\n", float64(rssIdle)/1024)
-	fmt.Fprintf(&w, "| hookd RSS, under load (max during the throughput runs) | %.1f MiB |\n", float64(rssLoad)/1024)
+	for _, c := range configs {
+		fmt.Fprintf(&w, "| hookd RSS idle (after 100 events), %s | %.1f MiB |\n", c.name, float64(c.rssIdle)/1024)
+		fmt.Fprintf(&w, "| hookd RSS under load (max during the throughput runs), %s | %.1f MiB |\n", c.name, float64(c.rssLoad)/1024)
+	}
 	fmt.Fprintf(&w, "| hookc binary | %.2f MiB (%d bytes) |\n", float64(sizes["hookc"])/(1<<20), sizes["hookc"])
 	fmt.Fprintf(&w, "| hookd binary | %.2f MiB |\n", float64(sizes["hookd"])/(1<<20))
 	fmt.Fprintf(&w, "| hello-world Go binary | %.2f MiB |\n", float64(sizes["hello"])/(1<<20))
