@@ -437,7 +437,7 @@ func BenchmarkWarm(b *testing.B) {
 
 	// Report.
 	var w strings.Builder
-	fmt.Fprintf(&w, "### Latency and cold start (issue 7)\n\n")
+	fmt.Fprintf(&w, "## Latency and cold start (issue 7)\n\n")
 	fmt.Fprintf(&w, "Produced by `make bench` (this section alone: `go test -run '^$' -bench Warm -benchtime 1x ./test/bench/`;\n"+
 		"`HOOKD_BENCH_MD=BENCHMARKS.md` writes it here). Machine: %s, %d CPUs (`nproc`), %s; %s, %s. "+
 		"Binaries built as `make build` does (`CGO_ENABLED=0 go build -trimpath -ldflags '-s -w'`). "+
@@ -449,6 +449,45 @@ func BenchmarkWarm(b *testing.B) {
 		"`PreToolUse-Bash.json` (%d bytes). Times are wall clock for the whole process as the harness sees it "+
 		"(spawn, stdin, exit), or for one request on an open socket.\n\n",
 		strings.TrimSpace(warmPyHook), strings.TrimSpace(warmJsHook), len(payloads[warm][langs[0].tool]))
+	// The issue's goals, judged on this run.
+	yes := func(ok bool) string {
+		if ok {
+			return "met"
+		}
+		return "**not met**"
+	}
+	w.WriteString("| Goal (issue 7) | This run | |\n|---|---|---|\n")
+	for _, l := range langs {
+		if l.name != "Python" {
+			continue
+		}
+		d, p, f := samples[key(l, variants[0])].Quantile(0.5), samples[key(l, variants[2])].Quantile(0.5), samples[key(l, variants[6])].Quantile(0.5)
+		r := float64(d) / float64(p)
+		fmt.Fprintf(&w, "| Python hook prewarmed ≥ 20× faster than direct | %.1f× through `hookc` (%s → %s); the hook alone prewarmed by hand, no hookd: %.1f× | %s |\n",
+			r, Ms(d), Ms(p), float64(d)/float64(f), yes(r >= 20))
+	}
+	fmt.Fprintf(&w, "| hookc ≤ 1.3× a hello-world Go binary | %.2f× (a minimal raw-socket client: %.2f×) | %s |\n",
+		float64(hookcS.Quantile(0.5))/float64(helloS.Quantile(0.5)), float64(rawS.Quantile(0.5))/float64(helloS.Quantile(0.5)),
+		yes(float64(hookcS.Quantile(0.5)) <= 1.3*float64(helloS.Quantile(0.5))))
+	fmt.Fprintf(&w, "| socket round trip ≤ 0.1 ms p50 | %s (decision log on), %s (off) | %s |\n",
+		Ms(configs[0].rtt.Quantile(0.5)), Ms(configs[1].rtt.Quantile(0.5)), yes(configs[0].rtt.Quantile(0.5) <= 100*time.Microsecond))
+	best := func(c *config, i int) (float64, int) {
+		v, n := 0.0, 0
+		for _, k := range clientCounts {
+			if c.tp[k][i] > v {
+				v, n = c.tp[k][i], k
+			}
+		}
+		return v, n
+	}
+	d0, n0 := best(configs[0], 0)
+	d1, n1 := best(configs[1], 0)
+	fmt.Fprintf(&w, "| ≥ 20,000 events/s without hooks (2 CPUs) | best %s/s (%d clients, decision log on), %s/s (%d clients, off) | %s |\n",
+		thousands(d0), n0, thousands(d1), n1, yes(d0 >= 20000))
+	t0, m0 := best(configs[0], 1)
+	fmt.Fprintf(&w, "| ≥ 1,000 events/s with one `true` hook | best %s/s (%d clients; one client: %s/s) | %s |\n\n",
+		thousands(t0), m0, thousands(configs[0].tp[1][1]), yes(t0 >= 1000))
+
 	for _, l := range langs {
 		direct := samples[key(l, variants[0])].Quantile(0.5)
 		fmt.Fprintf(&w, "**%s hook** (`%s %s`)\n\n| Variant | How | p50 | p90 | vs direct (p50) |\n|---|---|---:|---:|---:|\n", l.name, l.interp, filepath.Base(l.hook))
@@ -498,6 +537,23 @@ func BenchmarkWarm(b *testing.B) {
 		fmt.Fprintf(&w, "| %d | %s/s | %s/s | %s/s | %s/s |\n", n, thousands(configs[0].tp[n][0]), thousands(configs[1].tp[n][0]),
 			thousands(configs[0].tp[n][1]), thousands(configs[1].tp[n][1]))
 	}
+	// The anchors (research/peers.md §4a): their published claims, not reproduced here.
+	var pyWorkerSock, pyWarmHookc time.Duration
+	for _, l := range langs {
+		if l.name == "Python" {
+			pyWorkerSock = samples[key(l, variants[5])].Quantile(0.5)
+			pyWarmHookc = samples[key(l, variants[2])].Quantile(0.5)
+		}
+	}
+	fmt.Fprintf(&w, "\n**Against the anchors' claims.** These are the projects' own published figures, on their hardware, "+
+		"not reproduced here. *clooks* (Node HTTP daemon on localhost, Claude Code `http` hooks) claims 34.6 ms → **0.31 ms per call** "+
+		"(Apple Silicon): a daemon round trip with the handler in-process, no process spawned; the comparable hookd figure is the "+
+		"socket round trip above, %s p50 with the decision log on (each answer waits for its fsync), %s with it off. "+
+		"*claude-code-hooks-daemon* (Python, Unix socket, a bash forwarder per event) claims ≈21 ms → **under 1 ms** after "+
+		"warm-up, for handlers written as its Python classes; the comparable hookd figure is a persistent Python worker over the "+
+		"socket, %s p50 here. For hooks as users already have them neither anchor claims a figure (clooks runs them as `sh -c` per "+
+		"call, the hooks-daemon does not run them); hookd runs them prewarmed in %s through `hookc` (Python, p50).\n",
+		Ms(configs[0].rtt.Quantile(0.5)), Ms(configs[1].rtt.Quantile(0.5)), Ms(pyWorkerSock), Ms(pyWarmHookc))
 	fmt.Fprintf(&w, "\n**Memory and size**\n\n| | |\n|---|---:|\n")
 	for _, c := range configs {
 		fmt.Fprintf(&w, "| hookd RSS idle (after 100 events), %s | %.1f MiB |\n", c.name, float64(c.rssIdle)/1024)
@@ -506,7 +562,7 @@ func BenchmarkWarm(b *testing.B) {
 	fmt.Fprintf(&w, "| hookc binary | %.2f MiB (%d bytes) |\n", float64(sizes["hookc"])/(1<<20), sizes["hookc"])
 	fmt.Fprintf(&w, "| hookd binary | %.2f MiB |\n", float64(sizes["hookd"])/(1<<20))
 	fmt.Fprintf(&w, "| hello-world Go binary | %.2f MiB |\n", float64(sizes["hello"])/(1<<20))
-	fmt.Fprintf(&w, "\nLoad average (1 min) at the start and end of the run: %s, %s — the machine was shared; ratios are from interleaved runs, absolute times are inflated by the load.\n", load0, loadAvg())
+	fmt.Fprintf(&w, "\nLoad average (1 min) at the start and end of the run: %s, %s — the machine is shared with other work; ratios come from interleaved runs.\n", load0, loadAvg())
 	Section(b, "warm", w.String())
 }
 
