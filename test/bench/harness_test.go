@@ -27,28 +27,35 @@ import (
 var ReleaseFlags = []string{"-trimpath", "-ldflags", "-s -w"}
 
 var (
-	binOnce sync.Once
-	binDir  string
-	binErr  error
+	binMu  sync.Mutex
+	binDir string
 )
 
-// Bins builds bin/hookd and bin/hookc once per run, with the release flags and
-// CGO_ENABLED=0, into a temporary directory, and returns their paths.
+// Bins builds hookd and hookc with the release flags and CGO_ENABLED=0 into a temporary
+// directory, once while benchmarks that use them run, and returns their paths. The
+// directory is removed when the benchmark that built it ends.
 func Bins(tb testing.TB) (hookd, hookc string) {
 	tb.Helper()
-	binOnce.Do(func() {
-		binDir, binErr = os.MkdirTemp("", "hookd-bench-")
-		if binErr != nil {
-			return
+	binMu.Lock()
+	defer binMu.Unlock()
+	if binDir == "" {
+		dir, err := os.MkdirTemp("", "hookd-bench-")
+		if err != nil {
+			tb.Fatal(err)
 		}
 		for _, p := range []string{"hookd", "hookc"} {
-			if binErr = GoBuild(filepath.Join(binDir, p), "./cmd/"+p, RepoRoot()); binErr != nil {
-				return
+			if err := GoBuild(filepath.Join(dir, p), "./cmd/"+p, RepoRoot()); err != nil {
+				os.RemoveAll(dir)
+				tb.Fatal(err)
 			}
 		}
-	})
-	if binErr != nil {
-		tb.Fatal(binErr)
+		binDir = dir
+		tb.Cleanup(func() {
+			binMu.Lock()
+			defer binMu.Unlock()
+			os.RemoveAll(binDir)
+			binDir = ""
+		})
 	}
 	return filepath.Join(binDir, "hookd"), filepath.Join(binDir, "hookc")
 }
