@@ -102,6 +102,9 @@ type PoolOptions struct {
 	// event that was just answered on its way back to the harness [25ms; negative: none].
 	// The key's next event starts a waiting replacement at once.
 	RefillDelay time.Duration
+	// NoPrewarm runs every hook cold (workers still run as workers): for one-shot use such
+	// as `hookd run`, where a prewarmed process would be started only to be killed.
+	NoPrewarm bool
 }
 
 func (o *PoolOptions) defaults() {
@@ -223,7 +226,7 @@ func (p *Pool) Run(ctx context.Context, spec ProcSpec) ProcResult {
 	if spec.Worker {
 		return p.workers.run(ctx, spec)
 	}
-	if spec.Prewarm == PrewarmOff {
+	if spec.Prewarm == PrewarmOff || p.opts.NoPrewarm {
 		return p.cold.Run(ctx, spec)
 	}
 	start := time.Now()
@@ -749,7 +752,7 @@ func exitStatus(cmd *exec.Cmd, err error) string {
 // Warm implements Warmer: it starts a process for spec's key in the background unless
 // one is ready or starting.
 func (p *Pool) Warm(spec ProcSpec) {
-	if spec.Worker || spec.Prewarm == PrewarmOff {
+	if spec.Worker || spec.Prewarm == PrewarmOff || p.opts.NoPrewarm {
 		return
 	}
 	p.mu.Lock()

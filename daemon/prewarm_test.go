@@ -501,3 +501,21 @@ func children(t testing.TB) []int {
 	}
 	return out
 }
+
+func TestPoolNoPrewarm(t *testing.T) {
+	dir := t.TempDir()
+	p := newTestPool(t, PoolOptions{NoPrewarm: true})
+	spec := ProcSpec{Command: "cat", Dir: dir, Env: testEnv(dir), Prewarm: PrewarmOn, Stdin: []byte("x")}
+	p.Warm(spec)
+	for range 2 {
+		if r := p.Run(context.Background(), spec); string(r.Stdout) != "x" {
+			t.Fatalf("stdout %q", r.Stdout)
+		}
+	}
+	// A refill is counted as starting the moment an event releases its key.
+	if n, m := stat(p, "spawned"), stat(p, "starting"); n != 0 || m != 0 {
+		t.Fatalf("spawned %d, starting %d with NoPrewarm", n, m)
+	}
+	w := workerSpec(t, dir)
+	answer(t, runEvent(p, w, `{}`))
+}

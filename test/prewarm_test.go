@@ -515,3 +515,17 @@ func TestSessionStartPrewarms(t *testing.T) {
 		t.Fatalf("first PreToolUse after SessionStart was not warm: %v", s)
 	}
 }
+
+// TestRunFallbackSpeaksWorkerProtocol: `hookd run` (hookc's fallback when the daemon is
+// down) runs a worker-mode hook with the worker protocol too, and prewarms nothing.
+func TestRunFallbackSpeaksWorkerProtocol(t *testing.T) {
+	needPython(t)
+	e := NewEnv(t)
+	command := "python3 " + filepath.Join(repoRoot(), "configs", "examples", "worker.py")
+	e.writeConfig(map[string]any{"hooks": []any{map[string]any{"match": command, "worker": true}}})
+	e.WriteSettings("project", preToolUse(cmdHook(command)))
+	r := e.Hookd(bashPayload(e, "rm -rf build"), "run")
+	if r.Code != 0 || !strings.Contains(r.Stdout, `"deny"`) || !strings.Contains(r.Stdout, "worker.py") {
+		t.Fatalf("hookd run with a worker hook: exit %d stdout %q stderr %q", r.Code, r.Stdout, r.Stderr)
+	}
+}

@@ -39,7 +39,11 @@ the daemon is unreachable.`,
 				return err
 			}
 			defer closeAudit()
-			eng := daemon.NewEngine(daemon.Options{Logger: log.Named("engine"), Config: cfg, Sources: sources(c, cfg), StateDir: c.String("state-dir"), Audit: aud})
+			// The pool runs hooks configured as persistent workers with their line protocol
+			// (one event, then stopped); nothing is prewarmed in a one-shot process.
+			pool := daemon.NewPool(daemon.PoolOptions{Logger: log.Named("runner"), NoPrewarm: true})
+			defer pool.Close()
+			eng := daemon.NewEngine(daemon.Options{Logger: log.Named("engine"), Config: cfg, Sources: sources(c, cfg), StateDir: c.String("state-dir"), Audit: aud, Runner: pool})
 			req := &protocol.Request{V: protocol.Version, EventText: string(payload), Env: os.Environ(), ProjectDir: c.String("project-dir")}
 			if len(payload) > protocol.DefaultMaxRequestBytes {
 				return exitError{code: 2, msg: "event payload exceeds the request size limit"}
