@@ -199,7 +199,7 @@ func (cw *connWriter) write(f *protocol.Frame) {
 }
 
 func (s *Server) serveConn(ctx context.Context, c *net.UnixConn) {
-	cw := &connWriter{w: bufio.NewWriterSize(c, 32<<10)}
+	cw := &connWriter{w: bufio.NewWriterSize(c, 8<<10)}
 	caller, err := peer(c)
 	if err != nil {
 		s.Log.Warn("cannot read peer credentials; refusing connection", zap.Error(err))

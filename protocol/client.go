@@ -40,7 +40,7 @@ func DefaultSocketPath() string {
 // Client is one connection to the daemon. It is not safe for concurrent use: requests on
 // one connection are answered one after another. Open one Client per goroutine.
 type Client struct {
-	conn net.Conn
+	conn conn
 	r    *LineReader
 	w    *bufio.Writer
 }
@@ -52,9 +52,22 @@ func Dial(ctx context.Context, path string) (*Client, error) {
 	if err != nil {
 		return nil, fmt.Errorf("%w at %s: %w", ErrUnreachable, path, err)
 	}
-	// Frames can be large (a result echoes updated input); no line limit on the client side
-	// beyond memory, but keep it bounded against a misbehaving peer.
-	return &Client{conn: conn, r: NewLineReader(conn, 256<<20), w: bufio.NewWriter(conn)}, nil
+	return newClient(conn), nil
+}
+
+func newClient(c conn) *Client {
+	// Frames can be large (a result echoes updated input): bounded only against a
+	// misbehaving peer.
+	return &Client{conn: c, r: NewLineReader(c, 256<<20), w: bufio.NewWriter(c)}
+}
+
+var ioEOF = io.EOF
+
+// conn is what a Client needs of its connection: net.Conn, or the blocking fdConn.
+type conn interface {
+	io.ReadWriteCloser
+	SetDeadline(time.Time) error
+	SetReadDeadline(time.Time) error
 }
 
 // Close closes the connection.
@@ -65,11 +78,7 @@ func (c *Client) Send(req *Request) error {
 	if req.V == 0 {
 		req.V = Version
 	}
-	b, err := json.Marshal(req)
-	if err != nil {
-		return fmt.Errorf("encoding request: %w", err)
-	}
-	b = append(b, '\n')
+	b := AppendRequest(nil, req)
 	if _, err := c.w.Write(b); err != nil {
 		return fmt.Errorf("sending request: %w", err)
 	}
@@ -99,6 +108,44 @@ func (c *Client) Next() (*Frame, error) {
 // including the terminal one. It returns the terminal frame; an "error" frame is returned
 // as its *Error. The context's deadline bounds the whole exchange.
 func (c *Client) Do(ctx context.Context, req *Request, onFrame func(*Frame)) (*Frame, error) {
+	var onLine func([]byte, FrameType)
+	if onFrame != nil {
+		onLine = func(line []byte, t FrameType) {
+			if t.Terminal() {
+				return // decoded once below
+			}
+			var f Frame
+			if json.Unmarshal(line, &f) == nil {
+				onFrame(&f)
+			}
+		}
+	}
+	line, err := c.DoRaw(ctx, req, onLine)
+	if err != nil && line == nil {
+		return nil, err
+	}
+	var f Frame
+	if derr := json.Unmarshal(line, &f); derr != nil {
+		return nil, fmt.Errorf("decoding frame: %w", derr)
+	}
+	if onFrame != nil {
+		onFrame(&f)
+	}
+	if f.Type == FrameError {
+		if f.Error == nil {
+			return &f, &Error{Code: CodeInternal, Message: "error frame without error body"}
+		}
+		return &f, f.Error
+	}
+	return &f, nil
+}
+
+// DoRaw sends req and reads its answer line by line, calling onLine (if non-nil) with
+// each frame's bytes and type, the terminal frame included, and returns the terminal
+// frame's line. For an "error" frame it returns the line and the *Error. Clients that
+// only need a few fields of the result (hookc) decode the line themselves and avoid
+// building decoders for the whole Frame type in a fresh process.
+func (c *Client) DoRaw(ctx context.Context, req *Request, onLine func(line []byte, t FrameType)) ([]byte, error) {
 	if dl, ok := ctx.Deadline(); ok {
 		_ = c.conn.SetDeadline(dl)
 		defer c.conn.SetDeadline(time.Time{})
@@ -109,29 +156,47 @@ func (c *Client) Do(ctx context.Context, req *Request, onFrame func(*Frame)) (*F
 		// The daemon may have answered and closed before reading (a refused peer): its
 		// error frame says why, which beats "broken pipe".
 		_ = c.conn.SetReadDeadline(time.Now().Add(time.Second))
-		if f, ferr := c.Next(); ferr == nil && f.Type == FrameError && f.Error != nil {
-			return f, f.Error
+		if line, ferr := c.r.ReadLine(); ferr == nil {
+			if t, perr := peekFrame(line); t == FrameError {
+				return line, perr
+			}
 		}
 		return nil, ctxErr(ctx, err)
 	}
 	for {
-		f, err := c.Next()
+		line, err := c.r.ReadLine()
 		if err != nil {
-			return nil, ctxErr(ctx, err)
-		}
-		if onFrame != nil {
-			onFrame(f)
-		}
-		if f.Type == FrameError {
-			if f.Error == nil {
-				return f, &Error{Code: CodeInternal, Message: "error frame without error body"}
+			if errors.Is(err, io.EOF) {
+				err = fmt.Errorf("daemon closed the connection: %w", io.ErrUnexpectedEOF)
 			}
-			return f, f.Error
+			return nil, ctxErr(ctx, fmt.Errorf("reading frame: %w", err))
 		}
-		if f.Type == FrameResult {
-			return f, nil
+		t, perr := peekFrame(line)
+		if onLine != nil {
+			onLine(line, t)
+		}
+		if t.Terminal() {
+			return line, perr
 		}
 	}
+}
+
+// peekFrame decodes only a frame's type (and, for an error frame, the error).
+func peekFrame(line []byte) (FrameType, error) {
+	var head struct {
+		Type  FrameType `json:"type"`
+		Error *Error    `json:"error"`
+	}
+	if err := json.Unmarshal(line, &head); err != nil {
+		return "", fmt.Errorf("decoding frame: %w", err)
+	}
+	if head.Type == FrameError {
+		if head.Error == nil {
+			return head.Type, &Error{Code: CodeInternal, Message: "error frame without error body"}
+		}
+		return head.Type, head.Error
+	}
+	return head.Type, nil
 }
 
 func ctxErr(ctx context.Context, err error) error {

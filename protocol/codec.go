@@ -22,7 +22,7 @@ type LineReader struct {
 
 // NewLineReader returns a reader of lines of at most max bytes (max <= 0: no limit).
 func NewLineReader(r io.Reader, max int) *LineReader {
-	return &LineReader{r: bufio.NewReaderSize(r, 64<<10), max: max}
+	return &LineReader{r: bufio.NewReaderSize(r, 8<<10), max: max}
 }
 
 // ReadLine returns the next line without its trailing newline (and "\r"). At EOF after a

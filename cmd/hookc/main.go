@@ -82,18 +82,14 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		V: protocol.Version, EventText: string(payload), Env: os.Environ(), ProjectDir: o.projectDir,
 		Options: protocol.Options{Client: "hookc", ResultOnly: !o.stream},
 	}
-	var onFrame func(*protocol.Frame)
+	var onLine func([]byte, protocol.FrameType)
 	if o.stream {
-		onFrame = func(f *protocol.Frame) { _ = protocol.WriteFrame(stdout, f) }
+		onLine = func(line []byte, _ protocol.FrameType) { _, _ = stdout.Write(append(line, '\n')) }
 	}
-	f, err := forward(ctx, o.socket, req, onFrame)
+	res, err := forward(ctx, o.socket, req, onLine)
 	var perr *protocol.Error
 	switch {
 	case err == nil:
-		res := f.Result
-		if res == nil {
-			return failClosed(stdout, stderr, payload, "hookc: daemon answered without a result")
-		}
 		if o.debug {
 			fmt.Fprintf(stderr, "hookc: decision_id=%s revision=%.12s exit=%d took=%s\n", res.DecisionID, res.Revision, res.ExitCode, time.Since(start).Round(time.Microsecond))
 		}
@@ -115,13 +111,36 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	}
 }
 
-func forward(ctx context.Context, socket string, req *protocol.Request, onFrame func(*protocol.Frame)) (*protocol.Frame, error) {
-	c, err := protocol.Dial(ctx, socket)
+// resultLine is the part of a result frame hookc renders. Decoding into it instead of
+// protocol.Frame spares a fresh process most of encoding/json's first-use cost.
+type resultLine struct {
+	Result *struct {
+		DecisionID string          `json:"decision_id"`
+		Revision   string          `json:"revision"`
+		Output     json.RawMessage `json:"output"`
+		Stdout     string          `json:"stdout"`
+		Stderr     string          `json:"stderr"`
+		ExitCode   int             `json:"exit_code"`
+	} `json:"result"`
+}
+
+func forward(ctx context.Context, socket string, req *protocol.Request, onLine func([]byte, protocol.FrameType)) (*protocol.Result, error) {
+	c, err := protocol.DialSync(socket, 0) // ctx's deadline, if any, applies in DoRaw
 	if err != nil {
 		return nil, err
 	}
 	defer c.Close()
-	return c.Do(ctx, req, onFrame)
+	line, err := c.DoRaw(ctx, req, onLine)
+	if err != nil {
+		return nil, err
+	}
+	var rl resultLine
+	if err := json.Unmarshal(line, &rl); err != nil || rl.Result == nil {
+		return nil, fmt.Errorf("daemon answered without a result: %s", line)
+	}
+	r := rl.Result
+	return &protocol.Result{DecisionID: r.DecisionID, Revision: r.Revision, Output: r.Output,
+		Stdout: r.Stdout, Stderr: r.Stderr, ExitCode: r.ExitCode}, nil
 }
 
 // inProcess runs `hookd run --stream` and renders its result frame itself, so that any
