@@ -20,8 +20,12 @@ type Warmer interface {
 // configuration for it (prewarm, worker); the caller adds Stdin.
 func (e *Engine) procSpec(h *configs.Handler, dir string, env []string) ProcSpec {
 	ov := e.cfg.Override(h)
+	command, args := h.Command, h.Args
+	if args != nil {
+		command, args = substituteExecForm(command, args, env)
+	}
 	return ProcSpec{
-		Command: h.Command, Args: h.Args, Dir: dir, Env: env,
+		Command: command, Args: args, Dir: dir, Env: env,
 		Timeout: h.EffectiveTimeout(), OutputCap: e.cfg.OutputCapBytes,
 		Shell: h.Shell, HookID: h.ID, HookRev: HandlerRev(h),
 		Prewarm: PrewarmPolicyFor(e.cfg.Prewarm, ov.Prewarm), Worker: ov.Worker != nil && *ov.Worker,
@@ -76,4 +80,30 @@ func (e *Engine) warmSession(snap *configs.Snapshot, env []string, h Header, pro
 		}
 		w.Warm(e.procSpec(hd, dir, e.hookEnv(base, hd.Event, h, project)))
 	}
+}
+
+// execPlaceholders are the variables Claude Code substitutes into an exec-form hook's
+// command and args itself, since no shell expands them there (spec §3.2, 2.1.139).
+var execPlaceholders = []string{"CLAUDE_PROJECT_DIR", "CLAUDE_PLUGIN_ROOT", "CLAUDE_PLUGIN_DATA"}
+
+// substituteExecForm replaces ${CLAUDE_PROJECT_DIR}, ${CLAUDE_PLUGIN_ROOT} and
+// ${CLAUDE_PLUGIN_DATA} with their values from the hook's environment, literally: a value
+// with spaces stays one argument and is not expanded further. Other text, including any
+// other $VAR, is passed through untouched.
+func substituteExecForm(command string, args []string, env []string) (string, []string) {
+	var pairs []string
+	for _, name := range execPlaceholders {
+		if v := lookupEnv(env, name); v != "" {
+			pairs = append(pairs, "${"+name+"}", v)
+		}
+	}
+	if len(pairs) == 0 {
+		return command, args
+	}
+	r := strings.NewReplacer(pairs...)
+	out := make([]string, len(args))
+	for i, a := range args {
+		out[i] = r.Replace(a)
+	}
+	return r.Replace(command), out
 }

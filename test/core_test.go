@@ -417,3 +417,30 @@ func processGone(pid int) bool {
 	}
 	return false
 }
+
+// Exec form (args) runs without a shell, so Claude Code substitutes its placeholders
+// itself, literally (spec §3.2): a project path with spaces stays one argument.
+func TestExecFormPlaceholders(t *testing.T) {
+	e := NewEnv(t)
+	e.Project = filepath.Join(e.Home, "my proj")
+	if err := os.MkdirAll(filepath.Join(e.Project, ".claude"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	out := filepath.Join(e.Root, "args.txt")
+	e.Script("args.sh", "#!/bin/sh\nfor a in \"$@\"; do echo \"[$a]\"; done > "+out+"\n")
+	e.WriteSettings("project", `{"hooks":{"Stop":[{"hooks":[{"type":"command",
+		"command":"${CLAUDE_PROJECT_DIR}/hooks/args.sh","args":["${CLAUDE_PROJECT_DIR}/x","$HOME","plain"]}]}]}}`)
+	e.Start()
+	res, _ := e.Event(e.Payload("Stop", map[string]any{"stop_hook_active": false}))
+	if res.Hooks[0].Outcome != protocol.OutcomeOK {
+		t.Fatalf("exec-form hook: %+v", res.Hooks[0])
+	}
+	b, err := os.ReadFile(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := "[" + e.Project + "/x]\n[$HOME]\n[plain]\n"
+	if string(b) != want {
+		t.Fatalf("args = %q, want %q", b, want)
+	}
+}
