@@ -208,7 +208,11 @@ func (e *Engine) Handle(ctx context.Context, req *protocol.Request, caller Calle
 
 	d := &Decision{ID: NewDecisionID(), Time: time.Now(), Event: ev.Name, Header: h, Payload: req.Event,
 		ProjectDir: project, Caller: caller, Snapshot: snap}
-	log := e.log.With(zap.String("event", ev.Name), zap.String("session_id", h.SessionID), zap.String("decision_id", d.ID))
+	// The per-event logger carries the ids that join the operational and audit logs; it is
+	// built only when something is logged (most events log nothing).
+	log := func() *zap.Logger {
+		return e.log.With(zap.String("event", ev.Name), zap.String("session_id", h.SessionID), zap.String("decision_id", d.ID))
+	}
 
 	var call *rules.Call
 	if ev.ToolEvent {
@@ -226,7 +230,10 @@ func (e *Engine) Handle(ctx context.Context, req *protocol.Request, caller Calle
 			Text: notRunReason(nr)})
 	}
 
-	hctx := hookContext{env: e.hookEnv(env, ev, h, project), dir: e.hookDir(h.Cwd, project), payload: req.Event}
+	hctx := hookContext{payload: req.Event}
+	if len(run) > 0 || ev.Name == "SessionStart" { // nothing to spawn: skip the env copy and stats
+		hctx.env, hctx.dir = e.hookEnv(env, ev, h, project), e.hookDir(h.Cwd, project)
+	}
 	hookCtx := ctx
 	if ev.Name == "SessionStart" {
 		e.warmSession(snap, env, h, project, hctx.dir)
@@ -261,13 +268,15 @@ func (e *Engine) Handle(ctx context.Context, req *protocol.Request, caller Calle
 	if call != nil {
 		e.resolve(ev, res, snap, call, d, emit, log)
 	}
-	events.Finalize(ev, res)
+	if call != nil {
+		events.Finalize(ev, res) // the permission may have changed; Merge finalized the rest
+	}
 	d.Result = res
 
 	if e.audit != nil {
 		if err := e.audit.Append(ctx, d); err != nil {
 			e.counters.auditFailures.Add(1)
-			log.Error("audit record not written", zap.Error(err))
+			log().Error("audit record not written", zap.Error(err))
 			if ev.CanBlock {
 				// A decision that cannot be recorded is not allowed (issue 5).
 				fc := protocol.FailClosed(ev.Name, "hookd: decision could not be recorded in the audit log: "+err.Error())
@@ -276,13 +285,15 @@ func (e *Engine) Handle(ctx context.Context, req *protocol.Request, caller Calle
 			}
 		}
 	}
-	log.Debug("event answered", zap.Int("hooks", len(parts)), zap.Int("exit_code", res.ExitCode))
+	if ce := e.log.Check(zap.DebugLevel, "event answered"); ce != nil {
+		ce.Write(zap.String("event", ev.Name), zap.String("decision_id", d.ID), zap.Int("hooks", len(parts)), zap.Int("exit_code", res.ExitCode))
+	}
 	return res, nil
 }
 
 // resolve applies permission rules to a tool event's merged hook decision (issue 3):
 // a hook allow never bypasses a deny or ask rule.
-func (e *Engine) resolve(ev *events.Event, res *protocol.Result, snap *configs.Snapshot, call *rules.Call, d *Decision, emit func(*protocol.Frame), log *zap.Logger) {
+func (e *Engine) resolve(ev *events.Event, res *protocol.Result, snap *configs.Snapshot, call *rules.Call, d *Decision, emit func(*protocol.Frame), log func() *zap.Logger) {
 	c := *call
 	if len(res.UpdatedInput) > 0 {
 		// Rules judge what will actually run: the rewritten input.
@@ -321,7 +332,7 @@ func (e *Engine) resolve(ev *events.Event, res *protocol.Result, snap *configs.S
 		e.counters.overrides.Add(1)
 		perm.OverriddenBy = ruleRef(r.OverriddenBy)
 		perm.Reason = overrideReason(r)
-		log.Warn("hook decision overridden by permission rule",
+		log().Warn("hook decision overridden by permission rule",
 			zap.String("hook_decision", string(hook)), zap.String("final", string(r.Final)),
 			zap.String("rule", r.OverriddenBy.Text), zap.String("rule_list", string(r.OverriddenBy.List)),
 			zap.String("rule_file", r.OverriddenBy.Origin.File))

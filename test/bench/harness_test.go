@@ -364,6 +364,10 @@ func Section(tb testing.TB, name, body string) {
 	if path == "" {
 		return
 	}
+	if !filepath.IsAbs(path) { // relative to the repository root, not to test/bench
+		_, file, _, _ := runtime.Caller(0)
+		path = filepath.Join(filepath.Dir(filepath.Dir(filepath.Dir(file))), path)
+	}
 	old, _ := os.ReadFile(path)
 	s := string(old)
 	block := begin + "\n" + body + end
