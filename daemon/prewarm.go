@@ -99,7 +99,11 @@ type PoolOptions struct {
 	DeathBackoff time.Duration
 	// RefillDelay is how long a replacement waits before it starts, so that its start-up
 	// (an interpreter's, often several threads' worth of CPU) does not compete with the
-	// event that was just answered on its way back to the harness [25ms; negative: none].
+	// event that was just answered, nor with the events that follow it at once — in a
+	// Claude Code session PostToolUse comes a few milliseconds after PreToolUse, and the
+	// model's thinking time after that is where start-ups belong. Measured in a real
+	// session (BENCHMARKS.md): 25 ms → 250 ms took six prewarmed Python hooks from ≈75
+	// to ≈26 ms per event [250ms; negative: none].
 	// The key's next event starts a waiting replacement at once.
 	RefillDelay time.Duration
 	// NoPrewarm runs every hook cold (workers still run as workers): for one-shot use such
@@ -128,7 +132,7 @@ func (o *PoolOptions) defaults() {
 	}
 	switch {
 	case o.RefillDelay == 0:
-		o.RefillDelay = 25 * time.Millisecond
+		o.RefillDelay = 250 * time.Millisecond
 	case o.RefillDelay < 0:
 		o.RefillDelay = 0
 	}

@@ -36,12 +36,26 @@ func BenchmarkClaudeSession(b *testing.B) {
 		b.Skip("python3 not found")
 	}
 	bins := buildOnce(b)
-	for _, mode := range []string{"native", "hookd"} {
-		b.Run(mode, func(b *testing.B) {
+	// model=0s answers at once: tool calls come back to back, the worst case for
+	// prewarming (the next interpreter is still starting when the next event comes) and
+	// CPU-bound on 2 cores. model=500ms gives each turn half a second of thinking time —
+	// still quicker than a real model — which is the idle time prewarming uses.
+	for _, latency := range []time.Duration{0, 500 * time.Millisecond} {
+		for _, mode := range []string{"native", "hookd"} {
+			b.Run(fmt.Sprintf("model=%v/%s", latency, mode), func(b *testing.B) {
+				benchSessions(b, bins, claude, mode, latency)
+			})
+		}
+	}
+}
+
+func benchSessions(b *testing.B, bins *binaries, claude, mode string, latency time.Duration) {
+	{
+		{
 			var times []time.Duration
 			for i := 0; i < b.N; i++ {
 				b.StopTimer()
-				s := newSession(b, bins, claude, mode)
+				s := newSession(b, bins, claude, mode, latency)
 				b.StartTimer()
 				start := time.Now()
 				s.run(b)
@@ -54,7 +68,7 @@ func BenchmarkClaudeSession(b *testing.B) {
 			med := times[len(times)/2]
 			b.ReportMetric(float64(med.Microseconds())/1000, "ms/session(median)")
 			b.ReportMetric(0, "ns/op")
-		})
+		}
 	}
 }
 
@@ -98,6 +112,7 @@ func buildOnce(b *testing.B) *binaries {
 
 type session struct {
 	mode, claude, root, home, proj, sock string
+	hookdBin                             string
 	env                                  []string
 	daemon                               *exec.Cmd
 	done                                 chan struct{}
@@ -113,7 +128,7 @@ if "rm -rf /" in cmd:
     sys.exit(2)
 `
 
-func newSession(b *testing.B, bins *binaries, claude, mode string) *session {
+func newSession(b *testing.B, bins *binaries, claude, mode string, modelLatency time.Duration) *session {
 	root, err := os.MkdirTemp("", "hkbench-")
 	if err != nil {
 		b.Fatal(err)
@@ -144,6 +159,7 @@ func newSession(b *testing.B, bins *binaries, claude, mode string) *session {
 	s.env = []string{"HOME=" + s.home, "PATH=" + os.Getenv("PATH"), "ANTHROPIC_API_KEY=x", "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC=1",
 		"XDG_CONFIG_HOME=" + filepath.Join(root, "xdg-config"), "XDG_STATE_HOME=" + filepath.Join(root, "xdg-state")}
 	if mode == "hookd" {
+		s.hookdBin = bins.hookd
 		s.env = append(s.env, "HOOKD_SOCKET="+s.sock, "HOOKD_BIN="+bins.hookd)
 		global := []string{"--user-dir", filepath.Join(s.home, ".claude"), "--managed-dir", filepath.Join(root, "managed")}
 		cmd := exec.Command(bins.hookd, append(global, "install", "claude-code", "--scope", "project", "--project", s.proj, "--hookc", bins.hookc)...)
@@ -174,7 +190,7 @@ func newSession(b *testing.B, bins *binaries, claude, mode string) *session {
 	}
 	var script []claudeapi.Turn
 	for i := 0; i < toolCalls; i++ {
-		script = append(script, claudeapi.Turn{ToolName: "Bash", ToolInput: map[string]any{"command": fmt.Sprintf("echo %d", i), "description": "count"}})
+		script = append(script, claudeapi.Turn{ToolName: "Bash", ToolInput: map[string]any{"command": fmt.Sprintf("echo %d", i), "description": "count"}, Delay: modelLatency})
 	}
 	script = append(script, claudeapi.Turn{Text: "done"})
 	srv, err := claudeapi.New(script)
@@ -196,6 +212,22 @@ func (s *session) run(b *testing.B) {
 	}
 	if n := strings.Count(out.String(), `"type":"tool_result"`); n != toolCalls {
 		b.Fatalf("%s session: %d tool results, want %d", s.mode, n, toolCalls)
+	}
+	if s.daemon != nil { // say whether the hooks ran prewarmed: the point of the comparison
+		if c, err := protocol.Dial(context.Background(), s.sock); err == nil {
+			if f, err := c.Do(context.Background(), &protocol.Request{Op: protocol.OpStatus}, nil); err == nil {
+				var st struct {
+					Extra map[string]json.RawMessage `json:"extra"`
+				}
+				_ = json.Unmarshal(f.Data, &st)
+				b.Logf("hookd session: prewarm %s", st.Extra["prewarm"])
+				stats := exec.Command(s.hookdBin, "--state-dir", filepath.Join(s.root, "state"), "audit", "stats")
+				stats.Env = s.env
+				out, _ := stats.CombinedOutput()
+				b.Logf("hookd session: audit stats\n%s", out)
+			}
+			c.Close()
+		}
 	}
 }
 

@@ -30,6 +30,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 )
 
 // Turn is one scripted model response. If ToolName is set the model calls
@@ -39,6 +40,10 @@ type Turn struct {
 	ToolName  string
 	ToolInput map[string]any
 	Text      string
+	// Delay is the model's thinking time: the server waits this long before answering.
+	// A real model takes seconds per turn; benchmarks use it to be realistic about the
+	// idle time between tool calls.
+	Delay time.Duration
 }
 
 // Request is one request the server received.
@@ -229,6 +234,9 @@ func (s *Server) messages(w http.ResponseWriter, req Request, body []byte) {
 	s.all = append(s.all, req)
 	s.mu.Unlock()
 
+	if turn.Delay > 0 {
+		time.Sleep(turn.Delay)
+	}
 	msg := Message(seq, model, turn)
 	if !m.Stream {
 		writeJSON(w, msg)
