@@ -81,6 +81,9 @@ type Engine struct {
 	counters counters
 	// sessions maps project → the last session_id seen there (ConfigChange payloads).
 	sessions sync.Map
+	// pending maps session_id → *asyncQueue: finished async hooks' texts for the next turn.
+	pending sync.Map
+	asyncWG sync.WaitGroup
 }
 
 type counters struct {
@@ -223,6 +226,7 @@ func (e *Engine) Handle(ctx context.Context, req *protocol.Request, caller Calle
 		call = &c
 	}
 	run, notRun := snap.Match(configs.Query{Event: ev, MatchValue: h.MatchValue, Tool: call})
+	run, async := splitAsync(run)
 	d.NotRun = notRun
 	for _, nr := range notRun {
 		ref := nr.Ref()
@@ -231,8 +235,12 @@ func (e *Engine) Handle(ctx context.Context, req *protocol.Request, caller Calle
 	}
 
 	hctx := hookContext{payload: req.Event}
-	if len(run) > 0 || ev.Name == "SessionStart" { // nothing to spawn: skip the env copy and stats
+	if len(run) > 0 || len(async) > 0 || ev.Name == "SessionStart" { // nothing to spawn: skip the env copy and stats
 		hctx.env, hctx.dir = e.hookEnv(env, ev, h, project), e.hookDir(h.Cwd, project)
+	}
+	var asyncOutcomes []protocol.HookOutcome
+	for _, ah := range async {
+		asyncOutcomes = append(asyncOutcomes, e.startAsync(ev, ah, hctx, h.SessionID, emit))
 	}
 	hookCtx := ctx
 	if ev.Name == "SessionStart" {
@@ -265,11 +273,23 @@ func (e *Engine) Handle(ctx context.Context, req *protocol.Request, caller Calle
 	for _, nr := range notRun {
 		res.Hooks = append(res.Hooks, protocol.HookOutcome{Hook: nr.Ref(), Outcome: protocol.OutcomeNotRun, Error: notRunReason(nr)})
 	}
+	res.Hooks = append(res.Hooks, asyncOutcomes...)
+	pendingCtx := false
+	if ev.Honoured(events.FAdditionalContext) {
+		if texts := e.takePending(h.SessionID); len(texts) > 0 {
+			// Earlier async hooks' output comes first: it belongs to an earlier moment.
+			res.AdditionalContext = append(texts, res.AdditionalContext...)
+			if res.PlainContext != nil { // kept index for index with AdditionalContext
+				res.PlainContext = append(make([]bool, len(texts)), res.PlainContext...)
+			}
+			pendingCtx = true
+		}
+	}
 	if call != nil {
 		e.resolve(ev, res, snap, call, d, emit, log)
 	}
-	if call != nil {
-		events.Finalize(ev, res) // the permission may have changed; Merge finalized the rest
+	if call != nil || pendingCtx {
+		events.Finalize(ev, res) // the permission or the contexts changed; Merge finalized the rest
 	}
 	d.Result = res
 
