@@ -55,10 +55,7 @@ func (e *Engine) startAsync(ev *events.Event, h *configs.Handler, hc hookContext
 	go func() {
 		defer e.asyncWG.Done()
 		pr := e.runner.Run(context.Background(), spec) // bounded by the hook's own timeout
-		out := events.RawOutput{Kind: events.Command, Command: h.Command, ExitCode: pr.ExitCode,
-			Stdout: pr.Stdout, Stderr: pr.Stderr, StdoutTruncated: pr.StdoutTruncated,
-			StartErr: pr.StartErr, TimedOut: pr.TimedOut, Cancelled: pr.Cancelled, Duration: pr.Duration}
-		in := events.Interpret(ev, ref, out)
+		in := events.Interpret(ev, ref, commandOutput(h, pr))
 		var texts []string
 		if in.AdditionalContext != "" {
 			texts = append(texts, in.AdditionalContext)

@@ -443,6 +443,13 @@ func (e *Engine) runSequential(ctx context.Context, ev *events.Event, hs []*conf
 	return parts, hs
 }
 
+// commandOutput is what a command handler's process produced, for events.Interpret.
+func commandOutput(h *configs.Handler, pr ProcResult) events.RawOutput {
+	return events.RawOutput{Kind: events.Command, Command: h.Command, ExitCode: pr.ExitCode,
+		Stdout: pr.Stdout, Stderr: pr.Stderr, StdoutTruncated: pr.StdoutTruncated,
+		StartErr: pr.StartErr, TimedOut: pr.TimedOut, Cancelled: pr.Cancelled, Duration: pr.Duration}
+}
+
 // pipelineParts prepares a sequential run for Merge: each hook's updatedInput was already
 // the next hook's input, so only the last rewrite is the pipeline's result (the parallel
 // merge rule — first in configuration order — would undo the later hooks' work).
@@ -476,10 +483,7 @@ func (e *Engine) runOne(ctx context.Context, ev *events.Event, h *configs.Handle
 	default:
 		spec := e.procSpec(h, hc.dir, hc.env)
 		spec.Stdin = hc.payload
-		pr := e.runner.Run(ctx, spec)
-		out = events.RawOutput{Kind: events.Command, Command: h.Command, ExitCode: pr.ExitCode,
-			Stdout: pr.Stdout, Stderr: pr.Stderr, StdoutTruncated: pr.StdoutTruncated,
-			StartErr: pr.StartErr, TimedOut: pr.TimedOut, Cancelled: pr.Cancelled, Duration: pr.Duration}
+		out = commandOutput(h, e.runner.Run(ctx, spec))
 	}
 	in := events.Interpret(ev, ref, out)
 	switch in.Outcome {
