@@ -46,8 +46,6 @@ type HookOverride struct {
 	// Match is a handler's command string (as written, or its exec-form command line) or
 	// its ID, compared exactly.
 	Match string `json:"match"`
-	// Mode is "parallel" or "sequential" for this hook; "" inherits DaemonConfig.Mode.
-	Mode string `json:"mode,omitempty"`
 	// Prewarm forces prewarming of this hook on (true) or off (false); unset inherits
 	// DaemonConfig.Prewarm.
 	Prewarm *bool `json:"prewarm,omitempty"`
@@ -164,9 +162,6 @@ func (c *DaemonConfig) validate(path string, sd *strictDecoder) error {
 		f := fmt.Sprintf("hooks[%d]", i)
 		if o.Match == "" {
 			return bad(f+".match", "missing (a command string or handler ID)")
-		}
-		if o.Mode != "" && o.Mode != ModeParallel && o.Mode != ModeSequential {
-			return bad(f+".mode", "must be %q or %q (found %q)", ModeParallel, ModeSequential, o.Mode)
 		}
 		if o.OnTimeout != "" && o.OnTimeout != OnTimeoutIgnore && o.OnTimeout != OnTimeoutDeny {
 			return bad(f+".on_timeout", "must be %q or %q (found %q)", OnTimeoutIgnore, OnTimeoutDeny, o.OnTimeout)

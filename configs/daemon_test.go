@@ -39,7 +39,7 @@ func TestLoadDaemonConfig(t *testing.T) {
   "mode": "sequential",
   "hooks": [
     {"match": "./guard.sh", "on_timeout": "deny", "prewarm": true},
-    {"match": "project:/p/.claude/settings.json#PreToolUse[0].hooks[0]", "mode": "parallel", "worker": false}
+    {"match": "project:/p/.claude/settings.json#PreToolUse[0].hooks[0]", "worker": false}
   ],
   "audit": {"fsync": "always", "mask": [{"path": "tool_input.content", "action": "hash"}]},
   "settings": ["extra.json", "/abs/x.json"]
@@ -65,7 +65,7 @@ func TestLoadDaemonConfig(t *testing.T) {
 	if o := c.Override(guard); o.OnTimeout != OnTimeoutDeny {
 		t.Errorf("by command: %+v", o)
 	}
-	if o := c.Override(byID); o.Mode != ModeParallel || o.OnTimeout != "" {
+	if o := c.Override(byID); o.Worker == nil || *o.Worker || o.OnTimeout != "" {
 		t.Errorf("ID wins over command: %+v", o)
 	}
 	if o := c.Override(other); !reflect.DeepEqual(o, HookOverride{}) {
@@ -97,7 +97,7 @@ func TestLoadDaemonConfigErrors(t *testing.T) {
 		{"bad mode", `{"mode": "serial"}`, "mode", 1, 10, `must be "parallel" or "sequential"`},
 		{"override without match", `{"hooks": [{"on_timeout": "deny"}]}`, "hooks[0].match", 0, 0, "missing"},
 		{"override bad on_timeout", `{"hooks": [{"match": "x", "on_timeout": "allow"}]}`, "hooks[0].on_timeout", 1, 41, "must be"},
-		{"override bad mode", `{"hooks": [{"match": "x", "mode": "fast"}]}`, "hooks[0].mode", 0, 0, "must be"},
+		{"per-hook mode is not a setting", `{"hooks": [{"match": "x", "mode": "sequential"}]}`, "hooks[0].mode", 0, 0, "unknown field"},
 		{"override unknown key", `{"hooks": [{"match": "x", "timeout": 3}]}`, "hooks[0].timeout", 0, 0, "unknown field"},
 		{"fsync", `{"audit": {"fsync": "sometimes"}}`, "audit.fsync", 0, 0, "must be"},
 		{"mask action", `{"audit": {"mask": [{"path": "a", "action": "blur"}]}}`, "audit.mask[0].action", 0, 0, "must be"},

@@ -443,6 +443,21 @@ func (e *Engine) runSequential(ctx context.Context, ev *events.Event, hs []*conf
 	return parts, hs
 }
 
+// failClosedOnTimeout turns a guard's timeout into a block, for hooks hookd's own
+// configuration marks "on_timeout": "deny". Claude Code treats a timeout as no decision
+// (spec §4.1), so a guard that stalls under load silently lets everything through;
+// administrators who would rather stop than guess opt in per hook.
+func failClosedOnTimeout(ev *events.Event, in *events.Interpretation, timeout time.Duration) {
+	reason := fmt.Sprintf("hook %s timed out after %s and is configured to deny on timeout (hookd on_timeout: deny)", in.Hook.Command, timeout)
+	switch ev.Name {
+	case "PreToolUse", "PermissionRequest":
+		in.Permission, in.PermissionReason = string(rules.DecisionDeny), reason
+	default:
+		in.Block, in.BlockReason, in.BlockVia = true, reason, events.ViaJSON
+	}
+	in.Outcome, in.Error = protocol.OutcomeBlocked, reason
+}
+
 // commandOutput is what a command handler's process produced, for events.Interpret.
 func commandOutput(h *configs.Handler, pr ProcResult) events.RawOutput {
 	return events.RawOutput{Kind: events.Command, Command: h.Command, ExitCode: pr.ExitCode,
@@ -486,6 +501,9 @@ func (e *Engine) runOne(ctx context.Context, ev *events.Event, h *configs.Handle
 		out = commandOutput(h, e.runner.Run(ctx, spec))
 	}
 	in := events.Interpret(ev, ref, out)
+	if in.Outcome == protocol.OutcomeTimeout && ev.CanBlock && e.cfg.Override(h).OnTimeout == configs.OnTimeoutDeny {
+		failClosedOnTimeout(ev, &in, h.EffectiveTimeout())
+	}
 	switch in.Outcome {
 	case protocol.OutcomeError:
 		e.counters.hookErrors.Add(1)

@@ -444,3 +444,33 @@ func TestExecFormPlaceholders(t *testing.T) {
 		t.Fatalf("args = %q, want %q", b, want)
 	}
 }
+
+// hookd's own configuration can make a guard's timeout deny instead of letting the call
+// through (Claude Code: a timeout is no decision).
+func TestOnTimeoutDeny(t *testing.T) {
+	e := NewEnv(t)
+	e.Config = filepath.Join(e.Root, "hookd.json")
+	WriteAtomic(t, e.Config, `{"hooks":[{"match":"sleep 5 # guard","on_timeout":"deny"}]}`)
+	e.WriteSettings("project", `{"hooks":{
+		"PreToolUse":[{"matcher":"Bash","hooks":[{"type":"command","command":"sleep 5 # guard","timeout":1},{"type":"command","command":"sleep 5 # other","timeout":1}]}],
+		"Stop":[{"hooks":[{"type":"command","command":"sleep 5 # guard","timeout":1}]}]}}`)
+	e.Start()
+	r := e.Hookc(bashPayload(e, "echo hi"))
+	h := hso(t, r)
+	if reason, _ := h["permissionDecisionReason"].(string); h["permissionDecision"] != "deny" || !strings.Contains(reason, "timed out") {
+		t.Fatalf("guard timeout with on_timeout deny: %v", h)
+	}
+	res, _ := e.Event(e.Payload("Stop", map[string]any{"stop_hook_active": false}))
+	if res.Block == nil || !strings.Contains(res.Block.Reason, "on_timeout") {
+		t.Fatalf("Stop guard timeout: block %+v", res.Block)
+	}
+	// The hook without the setting still times out to no decision.
+	var outcomes []string
+	res, _ = e.Event(bashPayload(e, "echo hi"))
+	for _, o := range res.Hooks {
+		outcomes = append(outcomes, o.Hook.Command+"="+o.Outcome)
+	}
+	if got := strings.Join(outcomes, " "); got != "sleep 5 # guard=blocked sleep 5 # other=timeout" {
+		t.Fatalf("outcomes %q", got)
+	}
+}
