@@ -18,6 +18,7 @@ import (
 	"time"
 
 	"github.com/hookd/hookd/protocol"
+	"github.com/hookd/hookd/test/testutil"
 )
 
 var bins struct {
@@ -193,25 +194,8 @@ func (e *Env) Start(extra ...string) {
 	e.exited = make(chan struct{})
 	go func() { _ = cmd.Wait(); close(e.exited) }()
 	e.t.Cleanup(e.Stop)
-	deadline := time.Now().Add(20 * time.Second)
-	for {
-		c, err := protocol.Dial(context.Background(), e.Socket)
-		if err == nil {
-			_, err = c.Do(context.Background(), &protocol.Request{Op: protocol.OpPing}, nil)
-			c.Close()
-			if err == nil {
-				return
-			}
-		}
-		select {
-		case <-e.exited:
-			e.t.Fatalf("hookd exited during start-up:\n%s", e.logs.String())
-		default:
-		}
-		if time.Now().After(deadline) {
-			e.t.Fatalf("hookd did not answer within 20s:\n%s", e.logs.String())
-		}
-		time.Sleep(20 * time.Millisecond)
+	if err := testutil.WaitForDaemon(e.Socket, e.exited, 20*time.Second); err != nil {
+		e.t.Fatalf("%v:\n%s", err, e.logs.String())
 	}
 }
 

@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/hookd/hookd/protocol"
+	"github.com/hookd/hookd/test/testutil"
 )
 
 // BenchmarkAuditThroughput measures events/s through a real daemon with the decision log
@@ -147,20 +148,8 @@ func startAuditDaemon(b *testing.B, bins *binaries, settings, config string) *au
 	d.done = make(chan struct{})
 	go func() { _ = d.cmd.Wait(); close(d.done) }()
 	b.Cleanup(d.stop)
-	deadline := time.Now().Add(20 * time.Second)
-	for {
-		c, err := protocol.Dial(context.Background(), d.sock)
-		if err == nil {
-			_, err = c.Do(context.Background(), &protocol.Request{Op: protocol.OpPing}, nil)
-			c.Close()
-			if err == nil {
-				break
-			}
-		}
-		if time.Now().After(deadline) {
-			b.Fatalf("hookd did not start:\n%s", d.logs.String())
-		}
-		time.Sleep(20 * time.Millisecond)
+	if err := testutil.WaitForDaemon(d.sock, d.done, 20*time.Second); err != nil {
+		b.Fatalf("%v:\n%s", err, d.logs.String())
 	}
 	d.payload, _ = json.Marshal(map[string]any{
 		"session_id": "bench-session", "transcript_path": filepath.Join(home, ".claude", "projects", "p", "bench-session.jsonl"),

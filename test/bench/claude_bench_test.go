@@ -17,6 +17,7 @@ import (
 
 	"github.com/hookd/hookd/protocol"
 	"github.com/hookd/hookd/test/claudeapi"
+	"github.com/hookd/hookd/test/testutil"
 )
 
 // BenchmarkClaudeSession runs one real `claude -p` session (Claude Code 2.1.330 from
@@ -172,20 +173,8 @@ func newSession(b *testing.B, bins *binaries, claude, mode string, modelLatency 
 		must(s.daemon.Start())
 		s.done = make(chan struct{})
 		go func() { _ = s.daemon.Wait(); close(s.done) }()
-		deadline := time.Now().Add(20 * time.Second)
-		for {
-			c, err := protocol.Dial(context.Background(), s.sock)
-			if err == nil {
-				_, err = c.Do(context.Background(), &protocol.Request{Op: protocol.OpPing}, nil)
-				c.Close()
-				if err == nil {
-					break
-				}
-			}
-			if time.Now().After(deadline) {
-				b.Fatal("hookd did not start")
-			}
-			time.Sleep(20 * time.Millisecond)
+		if err := testutil.WaitForDaemon(s.sock, s.done, 20*time.Second); err != nil {
+			b.Fatal(err)
 		}
 	}
 	var script []claudeapi.Turn

@@ -21,6 +21,7 @@ import (
 	"time"
 
 	"github.com/hookd/hookd/protocol"
+	"github.com/hookd/hookd/test/testutil"
 )
 
 // ReleaseFlags are `make build`'s flags: what ships is what is measured.
@@ -140,25 +141,10 @@ func StartDaemon(tb testing.TB, o DaemonOptions) *Daemon {
 	}
 	go func() { _ = d.cmd.Wait(); close(d.exited) }()
 	tb.Cleanup(d.Stop)
-	deadline := time.Now().Add(20 * time.Second)
-	for {
-		if c, err := protocol.Dial(context.Background(), d.Socket); err == nil {
-			_, err = c.Do(context.Background(), &protocol.Request{Op: protocol.OpPing}, nil)
-			c.Close()
-			if err == nil {
-				return d
-			}
-		}
-		select {
-		case <-d.exited:
-			tb.Fatalf("hookd exited during start-up:\n%s", d.logs.String())
-		default:
-		}
-		if time.Now().After(deadline) {
-			tb.Fatalf("hookd did not answer within 20s")
-		}
-		time.Sleep(10 * time.Millisecond)
+	if err := testutil.WaitForDaemon(d.Socket, d.exited, 20*time.Second); err != nil {
+		tb.Fatalf("%v:\n%s", err, d.logs.String())
 	}
+	return d
 }
 
 // PID is the daemon's process ID.

@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/hookd/hookd/protocol"
+	"github.com/hookd/hookd/test/testutil"
 )
 
 // BenchmarkReloadLatency measures hot reload (issue #4) on a real daemon (`hookd serve`,
@@ -284,20 +285,8 @@ func swapTimes(logs string) []time.Time {
 
 func waitPing(b *testing.B, sock string) {
 	b.Helper()
-	deadline := time.Now().Add(20 * time.Second)
-	for {
-		c, err := protocol.Dial(context.Background(), sock)
-		if err == nil {
-			_, err = c.Do(context.Background(), &protocol.Request{Op: protocol.OpPing}, nil)
-			c.Close()
-			if err == nil {
-				return
-			}
-		}
-		if time.Now().After(deadline) {
-			b.Fatalf("hookd did not answer within 20s: %v", err)
-		}
-		time.Sleep(10 * time.Millisecond)
+	if err := testutil.WaitForDaemon(sock, nil, 20*time.Second); err != nil {
+		b.Fatal(err)
 	}
 }
 

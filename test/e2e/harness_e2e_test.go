@@ -19,8 +19,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/hookd/hookd/protocol"
 	"github.com/hookd/hookd/test/claudeapi"
+	"github.com/hookd/hookd/test/testutil"
 )
 
 // The end-to-end suite runs the real Claude Code binary (HOOKD_CLAUDE_BIN, installed by
@@ -374,25 +374,8 @@ func startDaemon(t *testing.T, w *world, env []string) {
 			t.Logf("hookd log:\n%s", logs.String())
 		}
 	})
-	deadline := time.Now().Add(20 * time.Second)
-	for {
-		c, err := protocol.Dial(context.Background(), w.Socket)
-		if err == nil {
-			_, err = c.Do(context.Background(), &protocol.Request{Op: protocol.OpPing}, nil)
-			c.Close()
-			if err == nil {
-				return
-			}
-		}
-		select {
-		case <-done:
-			t.Fatalf("hookd exited:\n%s", logs.String())
-		default:
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("hookd did not answer:\n%s", logs.String())
-		}
-		time.Sleep(20 * time.Millisecond)
+	if err := testutil.WaitForDaemon(w.Socket, done, 20*time.Second); err != nil {
+		t.Fatalf("%v:\n%s", err, logs.String())
 	}
 }
 
