@@ -3,6 +3,7 @@ package daemon
 import (
 	"bytes"
 	"context"
+	"github.com/hookd/hookd/test/testutil"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -273,7 +274,7 @@ func TestPoolScriptEditDiscards(t *testing.T) {
 	if stat(p, "discarded") != 1 || stat(p, "hits") != 0 {
 		t.Fatalf("discarded %d hits %d", stat(p, "discarded"), stat(p, "hits"))
 	}
-	poll(t, 5*time.Second, "old process gone", func() bool { return processGone(old[0]) })
+	poll(t, 5*time.Second, "old process gone", func() bool { return testutil.ProcessGone(old[0]) })
 	waitIdle(t, p, 1, old...)
 	if r := p.Run(context.Background(), spec); string(r.Stdout) != "v2\n" || stat(p, "hits") != 1 {
 		t.Fatalf("warm after edit: %q hits %d", r.Stdout, stat(p, "hits"))
@@ -291,7 +292,7 @@ func TestPoolHookRevisionDiscards(t *testing.T) {
 	if stat(p, "hits") != 0 || stat(p, "discarded") != 1 {
 		t.Fatalf("hits %d discarded %d after a revision change", stat(p, "hits"), stat(p, "discarded"))
 	}
-	poll(t, 5*time.Second, "old revision's process gone", func() bool { return processGone(old[0]) })
+	poll(t, 5*time.Second, "old revision's process gone", func() bool { return testutil.ProcessGone(old[0]) })
 	waitIdle(t, p, 1, old...)
 }
 
@@ -306,7 +307,7 @@ func TestPoolReplacesProcessThatDied(t *testing.T) {
 	}
 	// Replaced in the background, and reaped: no zombie left behind.
 	repl := waitIdle(t, p, 1, old...)
-	poll(t, 5*time.Second, "killed process reaped", func() bool { return processGone(old[0]) })
+	poll(t, 5*time.Second, "killed process reaped", func() bool { return testutil.ProcessGone(old[0]) })
 	if r := p.Run(context.Background(), spec); string(r.Stdout) != "in\ndone\n" {
 		t.Fatalf("stdout %q", r.Stdout)
 	}
@@ -351,7 +352,7 @@ func TestPoolReapsIdle(t *testing.T) {
 	p.Run(context.Background(), spec)
 	pids := waitIdle(t, p, 1)
 	poll(t, 5*time.Second, "idle process reaped", func() bool { return stat(p, "reaped_idle") == 1 && len(p.IdlePIDs()) == 0 })
-	poll(t, 5*time.Second, "reaped process gone", func() bool { return processGone(pids[0]) })
+	poll(t, 5*time.Second, "reaped process gone", func() bool { return testutil.ProcessGone(pids[0]) })
 	poll(t, 5*time.Second, "key forgotten", func() bool { return stat(p, "keys") == 0 })
 }
 
@@ -400,7 +401,7 @@ func TestPoolWarmTimeoutKillsGroup(t *testing.T) {
 	}
 	b, _ := os.ReadFile(pidFile)
 	pid, _ := strconv.Atoi(strings.TrimSpace(string(b)))
-	poll(t, 5*time.Second, "grandchild gone", func() bool { return processGone(pid) })
+	poll(t, 5*time.Second, "grandchild gone", func() bool { return testutil.ProcessGone(pid) })
 }
 
 func TestPoolSessionWarm(t *testing.T) {
@@ -427,7 +428,7 @@ func TestPoolCloseKillsEverything(t *testing.T) {
 	pids := waitIdle(t, p, 3)
 	p.Close()
 	for _, pid := range pids {
-		if !processGone(pid) {
+		if !testutil.ProcessGone(pid) {
 			t.Errorf("pid %d alive after Close", pid)
 		}
 	}
@@ -472,36 +473,6 @@ func countFDs(t testing.TB) int {
 	return len(es)
 }
 
-// children lists this process's child processes (zombies included).
-func children(t testing.TB) []int {
-	es, err := os.ReadDir("/proc")
-	if err != nil {
-		t.Skip("no /proc")
-	}
-	me := strconv.Itoa(os.Getpid())
-	var out []int
-	for _, e := range es {
-		pid, err := strconv.Atoi(e.Name())
-		if err != nil {
-			continue
-		}
-		b, err := os.ReadFile("/proc/" + e.Name() + "/stat")
-		if err != nil {
-			continue
-		}
-		s := string(b)
-		i := strings.LastIndexByte(s, ')')
-		if i < 0 {
-			continue
-		}
-		f := strings.Fields(s[i+1:])
-		if len(f) > 1 && f[1] == me {
-			out = append(out, pid)
-		}
-	}
-	return out
-}
-
 func TestPoolNoPrewarm(t *testing.T) {
 	dir := t.TempDir()
 	p := newTestPool(t, PoolOptions{NoPrewarm: true})
@@ -518,4 +489,13 @@ func TestPoolNoPrewarm(t *testing.T) {
 	}
 	w := workerSpec(t, dir)
 	answer(t, runEvent(p, w, `{}`))
+}
+
+// children lists this process's child processes (zombies included).
+func children(t testing.TB) []testutil.Proc {
+	kids, err := testutil.Children(os.Getpid())
+	if err != nil {
+		t.Skip("no /proc")
+	}
+	return kids
 }

@@ -3,11 +3,11 @@ package daemon
 import (
 	"bytes"
 	"context"
+	"github.com/hookd/hookd/test/testutil"
 	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 )
@@ -82,7 +82,7 @@ func TestExecRunnerTimeoutKillsGroup(t *testing.T) {
 	pid, _ := strconv.Atoi(strings.TrimSpace(string(b)))
 	deadline := time.Now().Add(5 * time.Second)
 	for {
-		if processGone(pid) {
+		if testutil.ProcessGone(pid) {
 			break
 		}
 		if time.Now().After(deadline) {
@@ -115,18 +115,4 @@ func TestExecRunnerOutputCap(t *testing.T) {
 	if !bytes.Equal(res.Stdout[:10], make([]byte, 10)) {
 		t.Fatal("kept the wrong bytes")
 	}
-}
-
-// processGone reports whether pid no longer runs: absent, or a zombie (the sandbox's
-// PID 1 may not reap orphans).
-func processGone(pid int) bool {
-	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
-	if err != nil {
-		return syscall.Kill(pid, 0) != nil
-	}
-	s := string(b)
-	if i := strings.LastIndexByte(s, ')'); i >= 0 && i+2 < len(s) {
-		return s[i+2] == 'Z'
-	}
-	return false
 }

@@ -2,6 +2,7 @@ package daemon
 
 import (
 	"context"
+	"github.com/hookd/hookd/test/testutil"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -112,7 +113,7 @@ func TestWorkerCrashMidEventIsErrorAndRestarts(t *testing.T) {
 	if pid2 == pid1 || gen != 2 {
 		t.Fatalf("after crash: pid %d (was %d) gen %d", pid2, pid1, gen)
 	}
-	poll(t, 5*time.Second, "crashed worker reaped", func() bool { return processGone(pid1) })
+	poll(t, 5*time.Second, "crashed worker reaped", func() bool { return testutil.ProcessGone(pid1) })
 }
 
 func TestWorkerBackoffGrows(t *testing.T) {
@@ -144,7 +145,7 @@ func TestWorkerTimeoutKillsAndReplaces(t *testing.T) {
 	if !r.TimedOut || time.Since(start) > 5*time.Second {
 		t.Fatalf("timed out %v after %v", r.TimedOut, time.Since(start))
 	}
-	poll(t, 5*time.Second, "hung worker gone", func() bool { return processGone(pid1) })
+	poll(t, 5*time.Second, "hung worker gone", func() bool { return testutil.ProcessGone(pid1) })
 	spec.Timeout = 5 * time.Second
 	_, pid2, _ := answer(t, runEvent(p, spec, `{}`))
 	if pid2 == pid1 {

@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/hookd/hookd/protocol"
+	"github.com/hookd/hookd/test/testutil"
 )
 
 // settings builds a settings file with one PreToolUse group on matcher Bash.
@@ -186,7 +187,7 @@ func TestTimeoutKillsHookAndGrandchildren(t *testing.T) {
 	}
 	pid, _ := strconv.Atoi(strings.TrimSpace(string(b)))
 	Eventually(t, 5*time.Second, "grandchild to be killed", func() bool {
-		return processGone(pid)
+		return testutil.ProcessGone(pid)
 	})
 	res, _ := e.Event(bashPayload(e, "echo hi"))
 	if res.Hooks[0].Outcome != protocol.OutcomeTimeout {
@@ -402,20 +403,6 @@ func TestStatusAndValidate(t *testing.T) {
 			t.Errorf("status lacks %q:\n%s", want, st.Stdout)
 		}
 	}
-}
-
-// processGone reports whether pid no longer runs: absent, or a zombie waiting for a
-// reaper (this sandbox's PID 1 may not reap orphans, which is not hookd's to fix).
-func processGone(pid int) bool {
-	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
-	if err != nil {
-		return syscall.Kill(pid, 0) != nil
-	}
-	s := string(b)
-	if i := strings.LastIndexByte(s, ')'); i >= 0 && i+2 < len(s) {
-		return s[i+2] == 'Z'
-	}
-	return false
 }
 
 // Exec form (args) runs without a shell, so Claude Code substitutes its placeholders

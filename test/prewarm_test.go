@@ -7,7 +7,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"sort"
 	"strconv"
 	"strings"
 	"sync"
@@ -15,6 +14,7 @@ import (
 	"time"
 
 	"github.com/hookd/hookd/protocol"
+	"github.com/hookd/hookd/test/testutil"
 )
 
 // Black-box tests of issue 7: prewarmed processes and persistent workers, through a real
@@ -317,14 +317,14 @@ func TestPrewarmNoLeaks(t *testing.T) {
 		s = runnerStats(e, "prewarm")
 		return s["starting"] == 0 && s["idle"] >= 1
 	})
-	var kids []proc
+	var kids []testutil.Proc
 	Eventually(t, 20*time.Second, "children to settle at the idle processes", func() bool {
 		kids = children(t, pid)
 		return len(kids) == int(s["idle"])
 	})
 	for _, k := range kids {
-		if k.state == "Z" {
-			t.Errorf("zombie child %d", k.pid)
+		if k.State == "Z" {
+			t.Errorf("zombie child %d", k.PID)
 		}
 	}
 	if fds := countFDs(t, pid); fds > fds0+3*int(s["idle"]) {
@@ -338,13 +338,8 @@ func TestPrewarmNoLeaks(t *testing.T) {
 	// Stopping the daemon kills the idle processes.
 	e.Stop()
 	for _, k := range kids {
-		Eventually(t, 10*time.Second, "prewarmed process gone after stop", func() bool { return gone(k.pid) })
+		Eventually(t, 10*time.Second, "prewarmed process gone after stop", func() bool { return testutil.ProcessGone(k.PID) })
 	}
-}
-
-type proc struct {
-	pid   int
-	state string
 }
 
 func countFDs(t *testing.T, pid int) int {
@@ -354,49 +349,6 @@ func countFDs(t *testing.T, pid int) int {
 		t.Skipf("cannot count fds: %v", err)
 	}
 	return len(es)
-}
-
-// children scans /proc for processes whose parent is pid.
-func children(t *testing.T, pid int) []proc {
-	t.Helper()
-	es, err := os.ReadDir("/proc")
-	if err != nil {
-		t.Skip("no /proc")
-	}
-	want := strconv.Itoa(pid)
-	var out []proc
-	for _, e := range es {
-		p, err := strconv.Atoi(e.Name())
-		if err != nil {
-			continue
-		}
-		b, err := os.ReadFile("/proc/" + e.Name() + "/stat")
-		if err != nil {
-			continue
-		}
-		s := string(b)
-		i := strings.LastIndexByte(s, ')')
-		if i < 0 {
-			continue
-		}
-		f := strings.Fields(s[i+1:])
-		if len(f) > 1 && f[1] == want {
-			out = append(out, proc{pid: p, state: f[0]})
-		}
-	}
-	sort.Slice(out, func(i, j int) bool { return out[i].pid < out[j].pid })
-	return out
-}
-
-// gone: no such process, or a zombie that is not ours to reap.
-func gone(pid int) bool {
-	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
-	if err != nil {
-		return true
-	}
-	s := string(b)
-	i := strings.LastIndexByte(s, ')')
-	return i > 0 && i+2 < len(s) && s[i+2] == 'Z'
 }
 
 // crashWorker answers events and exits mid-event when the command contains "crash".
@@ -528,4 +480,14 @@ func TestRunFallbackSpeaksWorkerProtocol(t *testing.T) {
 	if r.Code != 0 || !strings.Contains(r.Stdout, `"deny"`) || !strings.Contains(r.Stdout, "worker.py") {
 		t.Fatalf("hookd run with a worker hook: exit %d stdout %q stderr %q", r.Code, r.Stdout, r.Stderr)
 	}
+}
+
+// children lists the processes whose parent is pid.
+func children(t *testing.T, pid int) []testutil.Proc {
+	t.Helper()
+	kids, err := testutil.Children(pid)
+	if err != nil {
+		t.Skip("no /proc")
+	}
+	return kids
 }
