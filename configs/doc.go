@@ -5,7 +5,7 @@
 //
 // The package reads files when asked (LoadFile, Sources.Files lists managed-settings.d)
 // but never watches them and holds no locks: the daemon watches, reloads, and swaps
-// snapshots (spec cited as ../shared/claude-code-hooks-spec.md §N).
+// snapshots. "spec §N" in this package means docs/spec/claude-code-hooks-spec.md §N.
 //
 // # Sources and configuration order
 //

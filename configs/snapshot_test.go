@@ -527,10 +527,11 @@ func TestMatchBasenameAndNoMatcherField(t *testing.T) {
 // query the way the daemon does: hook_event_name, the matcher field's value, and for tool
 // events tool_name/tool_input.
 func TestGoldenPayloads(t *testing.T) {
-	dir := filepath.Join("..", "..", "shared", "payloads", "claude-code-2.1.330")
+	// Captured from real Claude Code 2.1.330; test/testdata/README.md has the provenance.
+	dir := filepath.Join("..", "test", "testdata", "payloads", "claude-code-2.1.330")
 	paths, _ := filepath.Glob(filepath.Join(dir, "*.json"))
 	if len(paths) == 0 {
-		t.Skipf("no payloads in %s", dir)
+		t.Fatalf("no payloads in %s", dir)
 	}
 	tr := newTree(t)
 	tr.set(t, "project", `{"hooks": {

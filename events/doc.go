@@ -4,7 +4,7 @@
 // as result variants, the merge of those variants into one answer per event, and the
 // rendering of that answer as one Claude Code hook output.
 //
-// Everything here follows ../shared/claude-code-hooks-spec.md (cited as "spec §N") and,
+// Everything here follows docs/spec/claude-code-hooks-spec.md (cited as "spec §N") and,
 // where the docs are silent, what Claude Code 2.1.330 was seen doing (spec §12 and the
 // probes in test/e2e, cited as "probe <name>"). The catalogue is spec §1.1, §3.2 and §3.4.
 // The package never spawns processes; it imports only the standard library and protocol.

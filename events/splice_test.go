@@ -9,6 +9,10 @@ import (
 	"testing"
 )
 
+// goldenPayloads holds the stdin captured from real Claude Code 2.1.330
+// (test/testdata/README.md has the provenance).
+const goldenPayloads = "../test/testdata/payloads/claude-code-2.1.330"
+
 func TestReplaceTopLevel(t *testing.T) {
 	tests := []struct {
 		name, payload, key, value, want string
@@ -55,12 +59,9 @@ func TestReplaceTopLevel(t *testing.T) {
 // TestReplaceTopLevelPayloads splices every real payload sample and checks that all bytes
 // outside the replaced value are unchanged.
 func TestReplaceTopLevelPayloads(t *testing.T) {
-	files, _ := filepath.Glob("../../shared/payloads/claude-code-2.1.330/*.json")
+	files, _ := filepath.Glob(goldenPayloads + "/*.json")
 	if len(files) == 0 {
-		files, _ = filepath.Glob("/work/shared/payloads/claude-code-2.1.330/*.json")
-	}
-	if len(files) == 0 {
-		t.Skip("no payload samples")
+		t.Fatalf("no payload samples in %s", goldenPayloads)
 	}
 	for _, f := range files {
 		payload, err := os.ReadFile(f)
@@ -132,9 +133,11 @@ func FuzzReplaceTopLevel(f *testing.F) {
 	f.Add([]byte(`{"tool\u005finput":1,"tool_input":2}`), "tool_input", []byte(`null`))
 	f.Add([]byte(`{}`), "k", []byte(`1`))
 	f.Add([]byte(`{"s":"\"k\":1","k":{"k":{}}}`), "k", []byte(`[]`))
-	if payload, err := os.ReadFile("/work/shared/payloads/claude-code-2.1.330/PreToolUse-Bash.json"); err == nil {
-		f.Add(payload, "tool_input", []byte(`{"command":"echo hi"}`))
+	payload, err := os.ReadFile(goldenPayloads + "/PreToolUse-Bash.json")
+	if err != nil {
+		f.Fatal(err)
 	}
+	f.Add(payload, "tool_input", []byte(`{"command":"echo hi"}`))
 	f.Fuzz(func(t *testing.T, payload []byte, key string, value []byte) {
 		got, err := ReplaceTopLevel(payload, key, value)
 		var obj map[string]json.RawMessage

@@ -16,6 +16,8 @@
 // that uses them fails validation loudly rather than matching differently.
 //
 // Patterns are compiled once, when settings load; Match never allocates or panics.
+//
+// "spec §N" means §N of docs/spec/claude-code-hooks-spec.md (docs/spec/README.md).
 package matcher
 
 import (

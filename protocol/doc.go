@@ -70,4 +70,6 @@
 // Result.Output, Result.Stdout, Result.Stderr and Result.ExitCode are a ready Claude Code
 // hook answer: Render writes them the way a command hook would, which is what hookc does.
 // FailClosed builds the answer a client gives when no engine could be reached at all.
+//
+// "spec §N" means §N of docs/spec/claude-code-hooks-spec.md (docs/spec/README.md).
 package protocol

@@ -159,4 +159,6 @@
 //   - Not here, by design: permission modes, workspace trust for project
 //     allow rules, managed-only rule locks, the critical-path rm protection,
 //     Windows path normalization. The caller (or Claude Code) owns those.
+//
+// "spec §N" means §N of docs/spec/claude-code-hooks-spec.md (docs/spec/README.md).
 package rules

@@ -50,7 +50,7 @@ var syntheticFields = map[string]map[string]any{
 func payloadFor(t *testing.T, e *Env, ev string) string {
 	t.Helper()
 	if f, ok := goldenPayloads[ev]; ok {
-		b, err := os.ReadFile(filepath.Join(SharedDir(), "payloads", "claude-code-2.1.330", f))
+		b, err := os.ReadFile(filepath.Join(GoldenPayloadDir(), f))
 		if err != nil {
 			t.Fatalf("golden payload: %v", err)
 		}

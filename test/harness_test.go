@@ -1,6 +1,8 @@
 // Package test holds hookd's black-box tests: they build the real binaries, start a real
 // daemon on a real Unix socket with a scratch HOME, managed dir and project, and drive
 // it with hookc and with the raw protocol.
+//
+// "spec §N" means §N of docs/spec/claude-code-hooks-spec.md (docs/spec/README.md).
 package test
 
 import (
@@ -62,8 +64,11 @@ func repoRoot() string {
 	return filepath.Dir(filepath.Dir(file))
 }
 
-// SharedDir is ../shared beside the repository (spec, golden payloads).
-func SharedDir() string { return filepath.Join(filepath.Dir(repoRoot()), "shared") }
+// GoldenPayloadDir holds the stdin payloads captured from real Claude Code 2.1.330
+// (test/testdata/README.md says how they were captured).
+func GoldenPayloadDir() string {
+	return filepath.Join(repoRoot(), "test", "testdata", "payloads", "claude-code-2.1.330")
+}
 
 // Env is one scratch world: HOME, managed dir, a project, and (once started) a daemon.
 type Env struct {

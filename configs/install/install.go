@@ -26,6 +26,8 @@
 // refreshes the forwarders (a new hookc path, a timeout raised by a new hook), and
 // otherwise changes nothing. Every write is atomic (temp file and rename; the file mode
 // is kept), and the Claude Code file is backed up beside itself first.
+//
+// "spec §N" means §N of docs/spec/claude-code-hooks-spec.md (docs/spec/README.md).
 package install
 
 import (

@@ -193,10 +193,10 @@ func (d *Daemon) Request(payload string) *protocol.Request {
 	return &protocol.Request{EventText: payload, ProjectDir: d.Project, Env: d.BaseEnv(), Options: protocol.Options{Client: "bench", ResultOnly: true}}
 }
 
-// Payload returns a captured Claude Code 2.1.330 payload (../shared/payloads) with its
+// Payload returns a captured Claude Code 2.1.330 payload (test/testdata/payloads) with its
 // paths moved into d's project and the given top-level fields replaced.
 func (d *Daemon) Payload(name string, set map[string]any) string {
-	b, err := os.ReadFile(filepath.Join(filepath.Dir(RepoRoot()), "shared", "payloads", "claude-code-2.1.330", name+".json"))
+	b, err := os.ReadFile(filepath.Join(RepoRoot(), "test", "testdata", "payloads", "claude-code-2.1.330", name+".json"))
 	if err != nil {
 		d.tb.Fatal(err)
 	}

@@ -18,6 +18,8 @@
 // for a model whose name contains "haiku", is a side request: it is answered
 // with plain text, recorded separately, and does not consume the script.
 // Every other path is answered with an empty JSON object and logged.
+//
+// "spec §N" means §N of docs/spec/claude-code-hooks-spec.md (docs/spec/README.md).
 package claudeapi
 
 import (
