@@ -1,0 +1,342 @@
+# hookd Python zygote (docs/zygote.md). Started by hookd as
+#     PYTHON [options] -c <this file> ; fd 3 = a SOCK_SEQPACKET socket to hookd
+# It never runs hook code itself: it imports modules, waits, and per event forks a child
+# that turns itself into `PYTHON [options] SCRIPT ARGS`. Everything here is single-threaded.
+# Messages are one JSON object per packet; a "run" request carries the event's stdin,
+# stdout and stderr as SCM_RIGHTS file descriptors.
+_main_initial = dict(globals())  # __main__ as the interpreter created it, before our names
+
+
+def _zygote():
+    import os, sys, json, socket, selectors, hashlib, io, builtins, array
+
+    if not hasattr(os, "pidfd_open"):
+        # No way to wait for one child without a SIGCHLD handler: refuse; hookd runs cold.
+        os.write(2, b"hookd zygote: os.pidfd_open unavailable\n")
+        os._exit(3)
+    # -c put '' (the cwd) first on sys.path; a cold `python SCRIPT` has the script's
+    # directory there instead, set per child below. Pre-imports must not see the cwd.
+    if sys.path and sys.path[0] == "":
+        del sys.path[0]
+    baseline = set(sys.modules)
+    orig_argv0 = list(sys.orig_argv[:1])
+    start_environ = [k + "=" + v for k, v in os.environ.items()]
+    base_path = list(sys.path)
+    stdio_model = []
+    for s in (sys.stdin, sys.stdout, sys.stderr):
+        stdio_model.append((s.encoding, s.errors, s.line_buffering, s.write_through, hasattr(s.buffer, "raw")))
+    try:
+        from importlib.machinery import SourceFileLoader
+    except Exception:
+        SourceFileLoader = None
+    stdlib = set(getattr(sys, "stdlib_module_names", ()))
+    # Modules whose import does something visible (opens a browser, prints, touches the
+    # terminal) or that only tests and tools use: never pre-imported.
+    never = {"antigravity", "this", "__hello__", "__phello__", "tkinter", "turtle", "turtledemo",
+             "idlelib", "pydoc", "test", "lib2to3", "ensurepip", "venv", "webbrowser", "readline",
+             "curses", "rlcompleter", "pdb", "code", "site", "sitecustomize", "usercustomize", "__main__"}
+
+    sock = socket.socket(fileno=3)
+    sel = selectors.DefaultSelector()
+    sel.register(sock, selectors.EVENT_READ, None)
+    children = {}  # pidfd -> (request id, pid)
+    code_cache = {}  # path -> (ino, mtime_ns, size, sha256, code object)
+
+    def send(obj):
+        sock.send(json.dumps(obj, separators=(",", ":")).encode())
+
+    def imports_of(source, path):
+        """Top-level absolute imports of a module (module body, if/try/with blocks)."""
+        tree = compile(source, path, "exec", 0x400, dont_inherit=True)  # PyCF_ONLY_AST
+        out = []
+        stack = list(tree.body)
+        while stack:
+            n = stack.pop()
+            t = type(n).__name__
+            if t == "Import":
+                out += [a.name for a in n.names]
+            elif t == "ImportFrom" and not n.level and n.module:
+                out.append(n.module)
+                out += [n.module + "." + a.name for a in n.names if a.name != "*"]
+            elif t in ("If", "Try", "TryStar", "With"):
+                for f in ("body", "orelse", "finalbody", "handlers"):
+                    for c in getattr(n, f, ()) or ():
+                        stack.extend(c.body if type(c).__name__ == "ExceptHandler" else [c])
+        return out
+
+    def preload(names, configured):
+        done = []
+        for name in names:
+            top = name.partition(".")[0]
+            if top in never or not (top in stdlib or name in configured):
+                continue
+            if name in sys.modules:
+                continue
+            try:
+                __import__(name)
+                done.append(name)
+            except BaseException:  # noqa: BLE001 - e.g. `from os import path` names no module
+                pass
+        return done
+
+    def read_script(path):
+        """(code, None) for path as it is now, compiled at most once per version."""
+        with open(path, "rb") as f:
+            st = os.fstat(f.fileno())
+            data = f.read()
+        digest = hashlib.sha256(data).digest()
+        c = code_cache.get(path)
+        if c and c[:4] == (st.st_ino, st.st_mtime_ns, st.st_size, digest):
+            return c[4], data
+        code = compile(data, path, "exec", dont_inherit=True)
+        code_cache[path] = (st.st_ino, st.st_mtime_ns, st.st_size, digest, code)
+        return code, data
+
+    def shadowed(scriptdir):
+        """Names we pre-imported that a module in the script's directory would shadow in a
+        cold run (where that directory is sys.path[0])."""
+        try:
+            entries = os.listdir(scriptdir)
+        except OSError:
+            return []
+        ours = {m.partition(".")[0] for m in sys.modules} - {m.partition(".")[0] for m in baseline}
+        return sorted({e.partition(".")[0] for e in entries} & ours)
+
+    def threads_running():
+        th = sys.modules.get("threading")
+        return th is not None and th.active_count() > 1
+
+    def make_stream(fd, write, model, name):
+        enc, errors, line_buffering, write_through, buffered = model
+        if write:
+            buf = io.open(fd, "wb", -1 if buffered else 0, closefd=False)
+        else:
+            buf = io.open(fd, "rb", -1, closefd=False)
+        raw = buf.raw if hasattr(buf, "raw") else buf
+        raw.name = name
+        s = io.TextIOWrapper(buf, encoding=enc, errors=errors, newline="\n",
+                             line_buffering=line_buffering or raw.isatty(), write_through=write_through)
+        s.mode = "w" if write else "r"
+        return s
+
+    def child(req, fds, release_r):
+        # Wait until the zygote has told hookd our pid: if the zygote dies before that,
+        # this read sees EOF and the hook never runs (hookd then runs it cold, once).
+        try:
+            go = os.read(release_r, 1)
+        except OSError:
+            go = b""
+        if go != b"g":
+            os._exit(127)
+        os.close(release_r)
+        try:
+            sel.close()
+            for pfd in list(children):
+                os.close(pfd)
+            for i, fd in enumerate(fds):
+                os.dup2(fd, i, inheritable=True)
+            for fd in fds:
+                if fd > 2:
+                    os.close(fd)
+            os.chdir(req["cwd"])
+            env = req["env"]
+            os.environ.clear()
+            for kv in env:
+                k, _, v = kv.partition("=")
+                os.environ[k] = v
+            sys.argv = [req["script"]] + req["args"]
+            sys.orig_argv = orig_argv0 + req["options"] + sys.argv
+            sys.path[:] = [req["path0"]] + base_path
+            import importlib
+            importlib.invalidate_caches()
+            sys.stdin = sys.__stdin__ = make_stream(0, False, stdio_model[0], "<stdin>")
+            sys.stdout = sys.__stdout__ = make_stream(1, True, stdio_model[1], "<stdout>")
+            sys.stderr = sys.__stderr__ = make_stream(2, True, stdio_model[2], "<stderr>")
+            main = type(sys)("__main__")
+            d = main.__dict__
+            d.clear()
+            for k, v in _main_initial.items():
+                if k == "__annotations__":
+                    v = {}
+                d[k] = v
+            path = req["abs"]
+            d["__file__"] = path
+            d["__cached__"] = None
+            if SourceFileLoader is not None:
+                d["__loader__"] = SourceFileLoader("__main__", path)
+            sys.modules["__main__"] = main
+            import random
+            random.seed()
+            sock.close()
+        except BaseException as e:  # noqa: BLE001
+            try:
+                sock.send(json.dumps({"id": req["id"], "setup_error": repr(e)}).encode())
+            finally:
+                os._exit(127)
+        code = req["_code"]
+        exit_code = 0
+        try:
+            exec(code, d)
+        except SystemExit as e:
+            exit_code = _system_exit_code(e)
+        except BaseException as e:  # noqa: BLE001 - mirrors the interpreter's own handler
+            exit_code = 1
+            tb = e.__traceback__
+            tb = tb.tb_next if tb is not None else None  # drop this frame: the hook's own start
+            try:
+                sys.excepthook(type(e), e.with_traceback(tb), tb)
+            except BaseException:  # noqa: BLE001
+                pass
+            if isinstance(e, KeyboardInterrupt):
+                exit_code = -2
+        os._exit(_finalize(exit_code))
+
+    def _system_exit_code(e):
+        c = e.code
+        if c is None:
+            return 0
+        if isinstance(c, int):
+            return c & 0xFF if -(2**31) <= c < 2**31 else 255
+        try:
+            sys.stderr.write(str(c) + "\n")
+        except BaseException:  # noqa: BLE001
+            pass
+        return 1
+
+    def _finalize(exit_code):
+        # What Py_FinalizeEx does that a hook can see: wait for non-daemon threads, run
+        # atexit callbacks, flush stdout and stderr (a failed stdout flush exits 120).
+        th = sys.modules.get("threading")
+        if th is not None:
+            try:
+                th._shutdown()
+            except BaseException:  # noqa: BLE001
+                pass
+        try:
+            import atexit
+            atexit._run_exitfuncs()
+        except SystemExit as e:
+            exit_code = _system_exit_code(e)
+        except BaseException:  # noqa: BLE001
+            pass
+        for s in (sys.stdout, sys.stderr):
+            try:
+                s.flush()
+            except BaseException as e:  # noqa: BLE001
+                if s is sys.stdout:
+                    try:
+                        sys.stderr.write("Exception ignored on flushing sys.stdout:\n%s: %s\n" % (type(e).__name__, e))
+                        sys.stderr.flush()
+                    except BaseException:  # noqa: BLE001
+                        pass
+                    if exit_code == 0:
+                        exit_code = 120
+        if exit_code == -2:
+            import signal
+            signal.signal(signal.SIGINT, signal.SIG_DFL)
+            os.kill(os.getpid(), signal.SIGINT)
+            exit_code = 130
+        return exit_code
+
+    def run(req, fds):
+        rid = req["id"]
+        if len(fds) != 3:
+            return send({"id": rid, "fallback": "expected 3 file descriptors, got %d" % len(fds)})
+        if threads_running():
+            return send({"id": rid, "fallback": "threads running in the zygote"})
+        script = req["script"]
+        req["abs"] = script if os.path.isabs(script) else os.path.join(os.path.realpath(req["cwd"]), script)
+        req["path0"] = os.path.dirname(os.path.realpath(req["abs"]))
+        try:
+            code, _ = read_script(req["abs"])
+        except SyntaxError as e:
+            return send({"id": rid, "fallback": "does not compile: %s" % e})
+        except (OSError, ValueError) as e:
+            return send({"id": rid, "fallback": "cannot read script: %s" % e})
+        if not os.path.isdir(req["cwd"]):
+            return send({"id": rid, "fallback": "cwd is not a directory"})
+        sh = shadowed(req["path0"])
+        if sh:
+            return send({"id": rid, "fallback": "script directory shadows pre-imported modules: %s" % ",".join(sh[:5])})
+        req["_code"] = code
+        for s in (sys.stdout, sys.stderr):
+            s.flush()
+        release_r, release_w = os.pipe()
+        pid = os.fork()
+        if pid == 0:
+            os.close(release_w)
+            child(req, fds, release_r)
+            os._exit(127)  # not reached
+        os.close(release_r)
+        try:
+            os.setpgid(pid, pid)  # also the child's wish; done here so hookd can kill -pid at once
+        except OSError:
+            pass
+        try:
+            pfd = os.pidfd_open(pid)
+        except OSError as e:
+            os.close(release_w)  # the child sees EOF and exits without running the hook
+            os.waitpid(pid, 0)
+            return send({"id": rid, "fallback": "pidfd_open: %s" % e})
+        children[pfd] = (rid, pid)
+        sel.register(pfd, selectors.EVENT_READ, pfd)
+        send({"id": rid, "pid": pid})
+        os.write(release_w, b"g")
+        os.close(release_w)
+
+    def reap(pfd):
+        rid, pid = children.pop(pfd)
+        sel.unregister(pfd)
+        os.close(pfd)
+        _, status = os.waitpid(pid, 0)
+        send({"id": rid, "code": os.waitstatus_to_exitcode(status)})
+
+    send({"op": "ready", "pid": os.getpid(), "version": list(sys.version_info[:3]),
+          "modules": len(sys.modules), "environ": start_environ})
+    fdsize = array.array("i").itemsize
+    while True:
+        for key, _ in sel.select():
+            if key.data is not None:
+                reap(key.data)
+                continue
+            try:
+                msg, anc, _, _ = sock.recvmsg(1 << 20, socket.CMSG_SPACE(8 * fdsize))
+            except InterruptedError:
+                continue
+            if not msg:
+                os._exit(0)  # hookd went away: so do we (children keep running, as cold ones would)
+            fds = []
+            for level, typ, data in anc:
+                if level == socket.SOL_SOCKET and typ == socket.SCM_RIGHTS:
+                    a = array.array("i")
+                    a.frombytes(data[: len(data) - len(data) % fdsize])
+                    fds += list(a)
+            req = None
+            try:
+                req = json.loads(msg)
+                op = req.get("op")
+                if op == "run":
+                    run(req, fds)
+                elif op == "preload":
+                    configured = set(req.get("modules", ()))
+                    names = list(configured)
+                    for p in req.get("scripts", ()):
+                        try:
+                            with open(p, "rb") as f:
+                                names += imports_of(f.read(), p)
+                        except (OSError, SyntaxError, ValueError):
+                            pass
+                    send({"id": req.get("id"), "preloaded": preload(names, configured)})
+                else:
+                    send({"id": req.get("id"), "error": "unknown op %r" % op})
+            except Exception as e:  # noqa: BLE001 - one bad request must not end the zygote
+                send({"id": req.get("id") if isinstance(req, dict) else None, "error": repr(e)})
+            finally:
+                for fd in fds:
+                    try:
+                        os.close(fd)
+                    except OSError:
+                        pass
+
+
+_zygote()
