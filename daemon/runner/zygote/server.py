@@ -8,7 +8,7 @@ _main_initial = dict(globals())  # __main__ as the interpreter created it, befor
 
 
 def _zygote():
-    import os, sys, json, socket, selectors, hashlib, io, builtins, array
+    import os, sys, json, socket, selectors, hashlib, io, array, gc
 
     if not hasattr(os, "pidfd_open"):
         # No way to wait for one child without a SIGCHLD handler: refuse; hookd runs cold.
@@ -291,6 +291,7 @@ def _zygote():
         _, status = os.waitpid(pid, 0)
         send({"id": rid, "code": os.waitstatus_to_exitcode(status)})
 
+    gc.freeze()
     send({"op": "ready", "pid": os.getpid(), "version": list(sys.version_info[:3]),
           "modules": len(sys.modules), "environ": start_environ})
     fdsize = array.array("i").itemsize
@@ -326,7 +327,9 @@ def _zygote():
                                 names += imports_of(f.read(), p)
                         except (OSError, SyntaxError, ValueError):
                             pass
-                    send({"id": req.get("id"), "preloaded": preload(names, configured)})
+                    done = preload(names, configured)
+                    gc.freeze()  # children's collections then skip (and do not copy) the zygote's objects
+                    send({"id": req.get("id"), "preloaded": done})
                 else:
                     send({"id": req.get("id"), "error": "unknown op %r" % op})
             except Exception as e:  # noqa: BLE001 - one bad request must not end the zygote
