@@ -25,7 +25,7 @@ type DaemonConfig struct {
 	Hooks []HookOverride `json:"hooks"`
 	// Prewarm is the global default for prewarming command hooks' processes: null (the
 	// default) prewarms only hooks that are safe by construction (an interpreter running
-	// a script that reads stdin; README "Performance"), true prewarms every command hook,
+	// a script that reads stdin; docs/performance.md), true prewarms every command hook,
 	// false none. A hook's own "prewarm" wins.
 	Prewarm *bool       `json:"prewarm"`
 	Audit   AuditConfig `json:"audit"`
@@ -50,7 +50,7 @@ type HookOverride struct {
 	// DaemonConfig.Prewarm.
 	Prewarm *bool `json:"prewarm,omitempty"`
 	// Worker runs the hook as a long-lived worker process speaking the line protocol of
-	// README "Persistent workers" (one event JSON per line in, one result JSON per line out).
+	// docs/workers.md (one event JSON per line in, one result JSON per line out).
 	Worker *bool `json:"worker,omitempty"`
 	// OnTimeout is "ignore" (Claude Code's behaviour: a timeout is no decision, spec §4.1)
 	// or "deny" (fail closed); "" means ignore.

@@ -11,7 +11,7 @@ import (
 	"syscall"
 )
 
-// Which hooks are prewarmed by default ("safe by construction"; README, "Performance").
+// Which hooks are prewarmed by default ("safe by construction"; docs/performance.md).
 //
 // A prewarmed process runs whatever the hook does before reading stdin early — possibly
 // minutes before the event, possibly for an event that never comes (the process is

@@ -39,7 +39,7 @@ type ProcSpec struct {
 	HookID, HookRev string
 	// Prewarm is hookd's configuration for prewarming this hook (see PrewarmPolicy).
 	Prewarm PrewarmPolicy
-	// Worker runs the hook as a persistent worker (README, "Persistent workers").
+	// Worker runs the hook as a persistent worker (docs/workers.md).
 	Worker bool
 }
 

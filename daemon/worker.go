@@ -17,7 +17,7 @@ import (
 	"go.uber.org/zap"
 )
 
-// Persistent workers (issue 7, README, "Persistent workers"). A hook that hookd's configuration marks
+// Persistent workers (issue 7; docs/workers.md). A hook that hookd's configuration marks
 // "worker": true is started once and kept running; the daemon speaks a line protocol
 // with it:
 //

@@ -30,7 +30,7 @@ reads the moved hooks with their original source (status and audit still say "pr
 
 Idempotent: run it again after adding hooks to Claude Code's file to move those too. The
 Claude Code file is backed up beside itself first (settings.json.hookd-backup-<time>).
---dry-run prints the diff and writes nothing. See the README, "Use with Claude Code".`,
+--dry-run prints the diff and writes nothing. See docs/claude-code.md.`,
 			Flags: append(scopeFlags(),
 				&cli.StringFlag{Name: "hookc", Usage: "forwarder `PATH` written into the hook (default: the hookc next to this hookd)"},
 			),

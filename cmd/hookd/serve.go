@@ -19,7 +19,7 @@ func serveCommand() *cli.Command {
 		Usage: "run the daemon in the foreground",
 		Description: `Loads hooks from the Claude Code settings hierarchy (managed, user, and each project's
 project/local files as events arrive), answers events on the Unix socket, follows edits of
-every settings file (fsnotify; see the README, "Hot reload"), reloads everything on SIGHUP and on
+every settings file (fsnotify; see docs/hot-reload.md), reloads everything on SIGHUP and on
 'hookd reload', and removes the socket on SIGINT/SIGTERM.`,
 		Flags: []cli.Flag{
 			&cli.DurationFlag{Name: "grace", Value: 10 * time.Second, Usage: "how long shutdown waits for in-flight events"},

@@ -34,7 +34,7 @@ import (
 const (
 	warmPyHook = "import json,sys; json.load(sys.stdin)\n"
 	warmJsHook = "JSON.parse(require('fs').readFileSync(0))\n"
-	// The same work as persistent workers (README, Persistent workers).
+	// The same work as persistent workers (docs/workers.md).
 	warmPyWorker = "import json,sys\nfor line in sys.stdin:\n    json.loads(line)\n    sys.stdout.write('{\"exit_code\":0,\"stdout\":\"\",\"stderr\":\"\"}\\n')\n    sys.stdout.flush()\n"
 	warmJsWorker = "const rl=require('readline').createInterface({input:process.stdin});\nrl.on('line',l=>{JSON.parse(l);process.stdout.write('{\"exit_code\":0,\"stdout\":\"\",\"stderr\":\"\"}\\n')});\n"
 	// rawClient is the least a forwarder can do: one blocking socket, one request line, one

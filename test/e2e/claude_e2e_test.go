@@ -308,7 +308,7 @@ func compare(t *testing.T, sc *scenario) {
 			}
 			next := predicted.mapStrings(func(s string) string { return d.apply(s, sc) })
 			if next.canon() == predicted.canon() {
-				t.Errorf("documented difference %q no longer occurs natively: Claude Code's behaviour changed (update the README section Differences you will see)", name)
+				t.Errorf("documented difference %q no longer occurs natively: Claude Code's behaviour changed (update docs/differences.md, section Differences you will see)", name)
 			}
 			predicted = next
 			applied = append(applied, name)
@@ -320,7 +320,7 @@ func compare(t *testing.T, sc *scenario) {
 			t.Errorf("native and hookd differ:\n%s\n--- native:\n%s\n--- hookd:\n%s", lineDiff(predicted.canon(), hc), nc, hc)
 		}
 	} else if len(sc.Diffs) > 0 {
-		t.Errorf("scenario declares documented differences %v but the runs agree exactly: Claude Code's behaviour changed (update the README section Differences you will see)", sc.Diffs)
+		t.Errorf("scenario declares documented differences %v but the runs agree exactly: Claude Code's behaviour changed (update docs/differences.md, section Differences you will see)", sc.Diffs)
 	}
 	if t.Failed() && class != "unexplained" {
 		class = "failed"

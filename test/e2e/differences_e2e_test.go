@@ -10,7 +10,7 @@ import (
 )
 
 // differences are the documented ways a run through hookd differs from the same hooks
-// run natively by Claude Code 2.1.330 (README, "Use with Claude Code" / "Differences you will see").
+// run natively by Claude Code 2.1.330 (docs/differences.md, "Differences you will see").
 // Each turns what the model saw natively into what it sees through hookd; a scenario
 // that declares one fails if applying it changes nothing (Claude Code changed) or does
 // not explain the difference.
