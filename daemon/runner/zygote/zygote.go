@@ -173,9 +173,6 @@ type Options struct {
 	Preload []string
 	// Logf, if set, receives diagnostics (a zygote that failed, fell back, died).
 	Logf func(format string, a ...any)
-	// StartupEnvCheck rejects a zygote whose start-up changed os.environ (a launcher
-	// script, a .pth file): true unless disabled by tests.
-	NoEnvCheck bool
 }
 
 // Manager starts, serves from and stops zygotes. Safe for concurrent use.
@@ -236,6 +233,7 @@ type zygote struct {
 	stderr  bytes.Buffer  // its own diagnostics (bounded)
 	err     error         // why it is unusable; read only after dead is closed
 	killed  bool          // guarded by mu, like cmd, pid and conn
+	delta   []string // what start-up did to the environment (envDelta); set before ready closes
 	usable  bool          // the ready message came and passed the checks; set before ready closes
 	pid     int
 	lastUse time.Time // guarded by m.mu
@@ -439,10 +437,7 @@ func (z *zygote) run(spec Spec) {
 			return
 		}
 		if msg.Op == "ready" {
-			if !z.m.opts.NoEnvCheck && !slices.Equal(msg.Environ, spec.Env) {
-				z.err = errors.New("the interpreter's start-up changed its environment (a launcher script or .pth file); not forking from it")
-				return
-			}
+			z.delta = envDelta(spec.Env, msg.Environ)
 			z.usable = true
 			readyOnce()
 			continue
@@ -646,7 +641,7 @@ func (m *Manager) Start(spec Spec, stdin, stdout, stderr *os.File) (*Child, erro
 		return nil, fallback("zygote ended")
 	}
 	req := map[string]any{"op": "run", "id": id, "script": spec.Script, "args": nonNil(spec.Args),
-		"options": nonNil(spec.Options), "cwd": spec.Dir, "env": nonNil(spec.Env)}
+		"options": nonNil(spec.Options), "cwd": spec.Dir, "env": applyDelta(spec.Env, z.delta)}
 	if err := z.send(req, []int{int(stdin.Fd()), int(stdout.Fd()), int(stderr.Fd())}); err != nil {
 		z.forget(id)
 		err = fallback("send: %v", err)
@@ -765,4 +760,53 @@ func (w *capWriter) Write(p []byte) (int, error) {
 		w.b.Write(p[:min(len(p), room)])
 	}
 	return len(p), nil
+}
+
+// envDelta is what an interpreter's start-up did to the environment it was given: Python
+// itself coerces a C locale by setting LC_CTYPE (PEP 538), a version manager's shim
+// prepends to PATH. Entries "K=V" are set, entries "K" (no '=') are removed. The zygote's
+// key covers every input of that change (the start-up variables; the whole environment for
+// a launcher that is not an ELF binary), so each event's environment gets the same change.
+func envDelta(given, got []string) []string {
+	g := map[string]string{}
+	for _, kv := range given {
+		k, v, _ := strings.Cut(kv, "=")
+		g[k] = v
+	}
+	seen := map[string]bool{}
+	var d []string
+	for _, kv := range got {
+		k, v, _ := strings.Cut(kv, "=")
+		seen[k] = true
+		if old, ok := g[k]; !ok || old != v {
+			d = append(d, kv)
+		}
+	}
+	for _, kv := range given {
+		if k, _, _ := strings.Cut(kv, "="); !seen[k] {
+			d = append(d, k)
+			seen[k] = true
+		}
+	}
+	return d
+}
+
+func applyDelta(env, delta []string) []string {
+	if len(delta) == 0 {
+		return nonNil(env)
+	}
+	out := slices.Clone(env)
+	for _, d := range delta {
+		k, v, set := strings.Cut(d, "=")
+		i := slices.IndexFunc(out, func(kv string) bool { return strings.HasPrefix(kv, k+"=") })
+		switch {
+		case !set && i >= 0:
+			out = slices.Delete(out, i, i+1)
+		case set && i >= 0:
+			out[i] = k + "=" + v
+		case set:
+			out = append(out, d)
+		}
+	}
+	return out
 }
