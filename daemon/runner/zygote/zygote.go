@@ -233,7 +233,7 @@ type zygote struct {
 	stderr  bytes.Buffer  // its own diagnostics (bounded)
 	err     error         // why it is unusable; read only after dead is closed
 	killed  bool          // guarded by mu, like cmd, pid and conn
-	delta   []string // what start-up did to the environment (envDelta); set before ready closes
+	delta   []string      // what start-up did to the environment (envDelta); set before ready closes
 	usable  bool          // the ready message came and passed the checks; set before ready closes
 	pid     int
 	lastUse time.Time // guarded by m.mu
