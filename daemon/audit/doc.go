@@ -9,8 +9,10 @@
 //	decisions.jsonl            the current file, appended to
 //	decisions-000001.jsonl …   rotated files, oldest first (size-based rotation)
 //	decisions.head.json        the chain head: last hash, sequence number, and each
-//	                           retained rotated file's last hash, rewritten atomically
-//	                           on open, rotation and close
+//	                           retained rotated file's last hash; moved (one in-place
+//	                           write + fdatasync of its first sector) with every commit
+//	                           group before the group's callers return, rewritten
+//	                           atomically on open and rotation (see Head)
 //	decisions.lock             flock(2): one writer at a time across processes
 //	                           (the daemon and any `hookd run` fallback)
 //
@@ -27,7 +29,9 @@
 // default) is a group commit — one goroutine owns the file and, each turn, writes every
 // record queued so far with one write(2) and one fsync; records appended while an fsync
 // runs share the next one, and each caller returns after the fsync that covers its
-// record, so a crash can only lose records whose answer was never sent. "always" fsyncs
+// record, so a crash can only lose records whose answer was never sent. The head is
+// moved past the group after the data is synced and before the callers return, so every
+// acknowledged record is covered by it: cutting it later fails Verify, SIGKILL or not. "always" fsyncs
 // every record on its own; "never" only write(2)s (survives a daemon crash, not a power
 // loss).
 //

@@ -12,6 +12,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"syscall"
 	"time"
 
 	"go.uber.org/zap"
@@ -19,9 +20,18 @@ import (
 )
 
 // Head is the chain head file: where the chain ends, and the last record of every
-// retained rotated file. It is rewritten atomically (temp file, fsync, rename) on open
-// when something changed, on rotation and on close, so it may lag the current file
-// but never runs ahead of what was written.
+// retained rotated file. It is rewritten atomically (temp file, fsync, rename, fsync of
+// the directory) after every commit group — before any record of the group is
+// acknowledged — and on open when something changed, on rotation and on close. So
+// every record whose Append returned is covered by the head: cutting the tail, or
+// deleting the newest file, is detected by Verify even after a SIGKILL (with fsync
+// "never", only after a crash of hookd, not a power loss). It never runs ahead of what
+// was written.
+//
+// The head is the anchor for anything built on the chain (signed checkpoints, remote
+// copies): Log.Head returns the last durable one. It does not protect against someone
+// who can rewrite the whole directory — head included — consistently; see
+// docs/reliability.md.
 type Head struct {
 	V    int    `json:"v"`
 	File string `json:"file"` // the current file's name
@@ -290,6 +300,12 @@ func (l *Log) reopen(first bool) error {
 	if l.known && l.seq > expSeq {
 		expSeq, expHash = l.seq, l.hash
 	}
+	if herr == nil && head.File == "" && seq > 0 && !l.known {
+		// Records but no head: the head was removed (every writer writes one with its
+		// first record). Whatever was cut from the end meanwhile cannot be known.
+		repairs = append(repairs, Repair{Reason: RepairHeadMissing, File: filepath.Base(HeadPath(path)),
+			FoundSeq: seq, Detail: fmt.Sprintf("the log holds records up to %d but its head file is missing: records may have been removed from the end", seq)})
+	}
 	if expSeq > seq || (expSeq == seq && expSeq > 0 && expHash != hash) {
 		repairs = append(repairs, Repair{Reason: RepairRecordsMissing, File: filepath.Base(path),
 			ExpectedSeq: expSeq, ExpectedHash: expHash, FoundSeq: seq,
@@ -388,29 +404,149 @@ func (h *Head) prevSeq() uint64 {
 	return 0
 }
 
-// writeHead rewrites the head file atomically.
+// headPrefix is the length of the head file's first part: every field that changes with
+// a commit group (seq, hash, count, updated), padded with spaces (JSON whitespace). The
+// rest — the sealed files — changes only on open and rotation. So the per-group update
+// is one pwrite of the first headPrefix bytes (within the first sector, which storage
+// writes atomically) and one fdatasync, while open and rotation rewrite the whole file
+// atomically (temp file, rename).
+const headPrefix = 448
+
+// writeHead rewrites the whole head file atomically and keeps it open for writeTip.
 func (l *Log) writeHead() error {
+	h := l.stamp()
+	prefix, rest, err := encodeHead(h)
+	if err != nil {
+		return err
+	}
+	path := HeadPath(l.opts.Path)
+	if err := writeFileAtomic(path, append(prefix, rest...), l.opts.Fsync != FsyncNever); err != nil {
+		return fmt.Errorf("writing audit head: %w", err)
+	}
+	l.closeHeadFile()
+	if len(prefix) == headPrefix {
+		if f, err := os.OpenFile(path, os.O_WRONLY, 0); err == nil {
+			if fi, err := f.Stat(); err == nil {
+				l.headF, l.headFI = f, fi
+			} else {
+				f.Close()
+			}
+		}
+	}
+	l.published(h)
+	return nil
+}
+
+// writeTip moves the head to l.seq/l.hash with one in-place write of its first part,
+// falling back to writeHead when the file on disk is not the one this process wrote
+// last (another writer replaced it) or was never opened.
+func (l *Log) writeTip() error {
+	path := HeadPath(l.opts.Path)
+	if l.headF == nil {
+		return l.writeHead()
+	}
+	if fi, err := os.Stat(path); err != nil || !os.SameFile(fi, l.headFI) {
+		return l.writeHead()
+	}
+	h := l.stamp()
+	prefix, _, err := encodeHead(h)
+	if err != nil {
+		return err
+	}
+	if len(prefix) != headPrefix {
+		return l.writeHead()
+	}
+	if _, err := l.headF.WriteAt(prefix, 0); err != nil {
+		l.closeHeadFile()
+		return fmt.Errorf("writing audit head: %w", err)
+	}
+	if l.opts.Fsync != FsyncNever {
+		if err := syscall.Fdatasync(int(l.headF.Fd())); err != nil {
+			l.closeHeadFile()
+			return fmt.Errorf("syncing audit head: %w", err)
+		}
+	}
+	l.published(h)
+	return nil
+}
+
+func (l *Log) closeHeadFile() {
+	if l.headF != nil {
+		l.headF.Close()
+		l.headF, l.headFI = nil, nil
+	}
+}
+
+// stamp is l.head brought up to the chain's current end.
+func (l *Log) stamp() Head {
 	h := l.head
 	h.V, h.File, h.Seq, h.Hash, h.Updated = 1, filepath.Base(l.opts.Path), l.seq, l.hash, time.Now().UTC()
+	h.Count = 0
 	if p := h.prevSeq(); l.seq >= p {
 		h.Count = l.seq - p
 	}
 	if h.Sealed == nil {
 		h.Sealed = []Sealed{}
 	}
-	data, err := json.MarshalIndent(h, "", "  ")
-	if err != nil {
-		return err
-	}
-	path := HeadPath(l.opts.Path)
-	if err := writeFileAtomic(path, append(data, '\n')); err != nil {
-		return fmt.Errorf("writing audit head: %w", err)
-	}
-	l.head, l.dirty = h, false
-	return nil
+	return h
 }
 
-func writeFileAtomic(path string, data []byte) error {
+// published records h as written.
+func (l *Log) published(h Head) {
+	l.head, l.dirty = h, false
+	h.Sealed = append([]Sealed(nil), h.Sealed...)
+	l.mu.Lock()
+	l.durable = h
+	l.mu.Unlock()
+}
+
+// encodeHead lays the head out as headPrefix bytes of per-group fields (padded with
+// spaces; longer only if the file name is very long, which disables in-place updates)
+// followed by the rest of the object and a newline.
+func encodeHead(h Head) (prefix, rest []byte, err error) {
+	type tip struct {
+		V       int       `json:"v"`
+		File    string    `json:"file"`
+		Seq     uint64    `json:"seq"`
+		Hash    string    `json:"hash"`
+		Count   uint64    `json:"count"`
+		Updated time.Time `json:"updated"`
+	}
+	type tail struct {
+		Sealed []Sealed `json:"sealed"`
+		Pruned *Sealed  `json:"pruned,omitempty"`
+	}
+	a, err := json.Marshal(tip{h.V, h.File, h.Seq, h.Hash, h.Count, h.Updated})
+	if err != nil {
+		return nil, nil, err
+	}
+	b, err := json.Marshal(tail{h.Sealed, h.Pruned})
+	if err != nil {
+		return nil, nil, err
+	}
+	prefix = a[:len(a)-1] // without "}"
+	if pad := headPrefix - len(prefix); pad > 0 {
+		prefix = append(prefix, bytes.Repeat([]byte{' '}, pad)...)
+	}
+	rest = append([]byte{','}, b[1:]...) // the tail object's fields, continuing the first
+	return prefix, append(rest, '\n'), nil
+}
+
+// Head returns the head as last durably written (zero before the first write). Every
+// record whose Append has returned is covered by it: Seq/Hash are at or past that
+// record. It is the value to sign or ship elsewhere as a checkpoint.
+func (l *Log) Head() Head {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	h := l.durable
+	h.Sealed = append([]Sealed(nil), h.Sealed...)
+	return h
+}
+
+// writeFileAtomic replaces path with data (temp file, rename); with durable it fsyncs
+// the temp file before the rename and the directory after it, so that once it returns
+// the new contents survive a power loss.
+func writeFileAtomic(path string, data []byte, durable bool) error {
 	tmp := path + ".tmp"
 	f, err := os.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o600)
 	if err != nil {
@@ -420,15 +556,20 @@ func writeFileAtomic(path string, data []byte) error {
 		f.Close()
 		return err
 	}
-	if err := f.Sync(); err != nil {
-		f.Close()
-		return err
+	if durable {
+		if err := f.Sync(); err != nil {
+			f.Close()
+			return err
+		}
 	}
 	if err := f.Close(); err != nil {
 		return err
 	}
 	if err := os.Rename(tmp, path); err != nil {
 		return err
+	}
+	if !durable {
+		return nil
 	}
 	return syncDir(filepath.Dir(path))
 }

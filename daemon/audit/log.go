@@ -93,16 +93,19 @@ type Log struct {
 	dir  string
 	base string // file name without ".jsonl"
 
-	mu     sync.Mutex
-	queue  []*pending // records waiting for the flusher
-	closed bool
-	st     Status
-	kick   chan struct{} // wakes the flusher (capacity 1)
-	stop   chan struct{} // closed by Close
-	exited chan struct{} // closed when the flusher has drained the queue and returned
+	mu      sync.Mutex
+	durable Head       // the head as last written (Head)
+	queue   []*pending // records waiting for the flusher
+	closed  bool
+	st      Status
+	kick    chan struct{} // wakes the flusher (capacity 1)
+	stop    chan struct{} // closed by Close
+	exited  chan struct{} // closed when the flusher has drained the queue and returned
 
 	// Owned by the flusher goroutine (before it starts: Open; after it exits: Close).
 	lock   *os.File
+	headF  *os.File    // the head file as this process last wrote it (writeTip)
+	headFI os.FileInfo // and its identity
 	f      *os.File
 	fi     os.FileInfo
 	size   int64
@@ -378,6 +381,7 @@ func (l *Log) write(batch []*pending, fail func(int, error)) {
 		return
 	}
 	// ok is how many of the encoded lines are durable.
+	before, beforeSeq, beforeHash, beforeDirty := l.size, l.seq, l.hash, l.dirty
 	ok, err := l.writeLines()
 	// Advance the chain over the lines that made it, in batch order (skipping any
 	// that failed to encode, which have no line).
@@ -396,6 +400,27 @@ func (l *Log) write(batch []*pending, fail func(int, error)) {
 	}
 	if ok > 0 {
 		l.size += int64(l.ends[ok-1])
+		// The head moves with every commit group, before any caller is released: a
+		// record whose answer was sent is always covered by the head, so cutting it
+		// (even after a SIGKILL) is detected by Verify. If the head cannot be written
+		// the group is undone — records without a head covering them would be a
+		// decision log that disagrees with the answers (which fail closed).
+		if herr := l.writeTip(); herr != nil {
+			if terr := l.f.Truncate(before); terr != nil {
+				l.broken = fmt.Errorf("audit head write failed (%v) and cutting the records back failed: %w", herr, terr)
+			} else if l.opts.Fsync != FsyncNever {
+				if serr := l.f.Sync(); serr != nil {
+					l.broken = fmt.Errorf("audit head write failed (%v) and syncing the cut failed: %w", herr, serr)
+				}
+			}
+			l.size, l.seq, l.hash, l.dirty = before, beforeSeq, beforeHash, beforeDirty
+			err = herr
+			for _, p := range batch {
+				if p.seq != 0 {
+					p.err = herr
+				}
+			}
+		}
 	}
 	if err != nil {
 		l.log.Error("audit records not written", zap.Error(err), zap.Int("records", len(l.ends)-ok))
@@ -519,6 +544,7 @@ func (l *Log) Close() error {
 		}
 		l.f = nil
 	}
+	l.closeHeadFile()
 	if l.lock != nil {
 		l.lock.Close()
 		l.lock = nil

@@ -231,7 +231,7 @@ func TestRotationAndRetention(t *testing.T) {
 
 // TestVerifyDetects: each kind of tampering is reported as the first problem.
 func TestVerifyDetects(t *testing.T) {
-	build := func(t *testing.T, rotate bool) string {
+	build := func(t *testing.T, rotate, killed bool) string {
 		o := Options{}
 		if rotate {
 			o.MaxBytes = 2 << 10
@@ -242,11 +242,18 @@ func TestVerifyDetects(t *testing.T) {
 				t.Fatal(err)
 			}
 		}
-		l.Close()
-		if rep, err := VerifyLog(l.Path()); err != nil || !rep.OK() {
+		path := l.Path()
+		if killed {
+			// What a SIGKILL leaves: the files as they are after the last Append
+			// returned, no Close. A copy, so the open Log cannot touch them again.
+			path = copyDir(t, filepath.Dir(path), filepath.Join(t.TempDir(), "killed"), filepath.Base(path))
+		} else {
+			l.Close()
+		}
+		if rep, err := VerifyLog(path); err != nil || !rep.OK() {
 			t.Fatalf("pristine log does not verify: %v %+v", err, rep)
 		}
-		return l.Path()
+		return path
 	}
 	rewrite := func(t *testing.T, path string, f func(lines [][]byte) [][]byte) {
 		lines := f(readLines(t, path))
@@ -259,55 +266,84 @@ func TestVerifyDetects(t *testing.T) {
 		rotate bool
 		tamper func(t *testing.T, path string)
 		want   string
+		killed bool // the writer was SIGKILLed (no Close) before the tampering
 	}{
+		{"killed: truncated at a line end", false, func(t *testing.T, p string) {
+			rewrite(t, p, func(ls [][]byte) [][]byte { return ls[:len(ls)-1] })
+		}, ProblemTruncated, true},
+		{"killed: truncated at a line end, rotated", true, func(t *testing.T, p string) {
+			rewrite(t, p, func(ls [][]byte) [][]byte { return ls[:len(ls)-1] })
+		}, ProblemTruncated, true},
+		{"killed: current file deleted", true, func(t *testing.T, p string) { os.Remove(p) }, ProblemTruncated, true},
+		{"killed: head deleted", false, func(t *testing.T, p string) { os.Remove(HeadPath(p)) }, ProblemHeadMissing, true},
+		{"killed: head deleted and tail cut", false, func(t *testing.T, p string) {
+			os.Remove(HeadPath(p))
+			rewrite(t, p, func(ls [][]byte) [][]byte { return ls[:len(ls)-4] })
+		}, ProblemHeadMissing, true},
+		{"head deleted", false, func(t *testing.T, p string) { os.Remove(HeadPath(p)) }, ProblemHeadMissing, false},
+		{"current file and head deleted", true, func(t *testing.T, p string) {
+			os.Remove(p)
+			os.Remove(HeadPath(p))
+		}, ProblemHeadMissing, false},
+		{"newest rotated file and head deleted", true, func(t *testing.T, p string) {
+			rs, _ := Rotated(p)
+			os.Remove(filepath.Join(filepath.Dir(p), rs[len(rs)-1].Name))
+			os.Remove(HeadPath(p))
+		}, ProblemBrokenLink, false},
+		{"newest rotated file and head deleted, current emptied", true, func(t *testing.T, p string) {
+			rs, _ := Rotated(p)
+			os.Remove(filepath.Join(filepath.Dir(p), rs[len(rs)-1].Name))
+			os.Remove(HeadPath(p))
+			os.Truncate(p, 0)
+		}, ProblemHeadMissing, false},
 		{"edited byte", false, func(t *testing.T, p string) {
 			rewrite(t, p, func(ls [][]byte) [][]byte {
 				ls[10] = bytes.Replace(ls[10], []byte(`"allow"`), []byte(`"alloW"`), 1)
 				return ls
 			})
-		}, ProblemBrokenLink},
+		}, ProblemBrokenLink, false},
 		{"edited last record", false, func(t *testing.T, p string) {
 			rewrite(t, p, func(ls [][]byte) [][]byte {
 				ls[len(ls)-1] = bytes.Replace(ls[len(ls)-1], []byte(`"allow"`), []byte(`"alloW"`), 1)
 				return ls
 			})
-		}, ProblemHeadMismatch},
+		}, ProblemHeadMismatch, false},
 		{"deleted line", false, func(t *testing.T, p string) {
 			rewrite(t, p, func(ls [][]byte) [][]byte { return append(ls[:5], ls[6:]...) })
-		}, ProblemBrokenLink},
+		}, ProblemBrokenLink, false},
 		{"reordered pair", false, func(t *testing.T, p string) {
 			rewrite(t, p, func(ls [][]byte) [][]byte { ls[7], ls[8] = ls[8], ls[7]; return ls })
-		}, ProblemBrokenLink},
+		}, ProblemBrokenLink, false},
 		{"not json", false, func(t *testing.T, p string) {
 			rewrite(t, p, func(ls [][]byte) [][]byte { ls[3] = []byte("garbage\n"); return ls })
-		}, ProblemBadLine},
+		}, ProblemBadLine, false},
 		{"truncated mid-line", false, func(t *testing.T, p string) {
 			fi, _ := os.Stat(p)
 			os.Truncate(p, fi.Size()-40)
-		}, ProblemTruncated},
+		}, ProblemTruncated, false},
 		{"truncated at a line end", false, func(t *testing.T, p string) {
 			rewrite(t, p, func(ls [][]byte) [][]byte { return ls[:len(ls)-3] })
-		}, ProblemTruncated},
+		}, ProblemTruncated, false},
 		{"removed rotated file", true, func(t *testing.T, p string) {
 			rs, _ := Rotated(p)
 			os.Remove(filepath.Join(filepath.Dir(p), rs[1].Name))
-		}, ProblemMissingFile},
+		}, ProblemMissingFile, false},
 		{"removed oldest rotated file", true, func(t *testing.T, p string) {
 			rs, _ := Rotated(p)
 			os.Remove(filepath.Join(filepath.Dir(p), rs[0].Name))
-		}, ProblemMissingFile},
+		}, ProblemMissingFile, false},
 		{"removed newest rotated file", true, func(t *testing.T, p string) {
 			rs, _ := Rotated(p)
 			os.Remove(filepath.Join(filepath.Dir(p), rs[len(rs)-1].Name))
-		}, ProblemMissingFile},
+		}, ProblemMissingFile, false},
 		{"truncated rotated file", true, func(t *testing.T, p string) {
 			rs, _ := Rotated(p)
 			rewrite(t, filepath.Join(filepath.Dir(p), rs[0].Name), func(ls [][]byte) [][]byte { return ls[:len(ls)-1] })
-		}, ProblemTruncated},
+		}, ProblemTruncated, false},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			p := build(t, c.rotate)
+			p := build(t, c.rotate, c.killed)
 			c.tamper(t, p)
 			rep, err := VerifyLog(p)
 			if err != nil {
@@ -478,5 +514,95 @@ func TestOpenRejectsBadOptions(t *testing.T) {
 		if l, err := Open(o); err == nil || l != nil {
 			t.Errorf("Open(%+v) = %v, %v", o, l, err)
 		}
+	}
+}
+
+// copyDir copies the regular files of src into dst and returns dst/name.
+func copyDir(t *testing.T, src, dst, name string) string {
+	t.Helper()
+	if err := os.MkdirAll(dst, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	ents, err := os.ReadDir(src)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, e := range ents {
+		if !e.Type().IsRegular() {
+			continue
+		}
+		data, err := os.ReadFile(filepath.Join(src, e.Name()))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(dst, e.Name()), data, 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return filepath.Join(dst, name)
+}
+
+// TestHeadMissingRepair: a writer that opens a log whose head was deleted says so in a
+// repair record, and Verify keeps failing afterwards (a new head cannot vouch for what
+// was cut before it was written).
+func TestHeadMissingRepair(t *testing.T) {
+	l := openLog(t, Options{})
+	for i := 0; i < 10; i++ {
+		if err := l.Append(context.Background(), decision(i)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	l.Close()
+	os.Remove(HeadPath(l.Path()))
+	rewrite := readLines(t, l.Path())
+	os.WriteFile(l.Path(), bytes.Join(rewrite[:7], nil), 0o600)
+	l2 := openLog(t, Options{Path: l.Path()})
+	if err := l2.Append(context.Background(), decision(99)); err != nil {
+		t.Fatal(err)
+	}
+	l2.Close()
+	rep, err := VerifyLog(l.Path())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rep.OK() || rep.Problems[0].Kind != ProblemHeadMissing || len(rep.Repairs) != 1 || rep.Repairs[0].Repair.Reason != RepairHeadMissing {
+		t.Fatalf("want a head_missing repair and problem, got %+v", rep)
+	}
+}
+
+// TestHeadCoversEveryAppend: once Append returns, the head on disk (and Log.Head) is at
+// or past the record, without Close.
+func TestHeadCoversEveryAppend(t *testing.T) {
+	for _, fsync := range []string{FsyncBatch, FsyncAlways, FsyncNever} {
+		t.Run(fsync, func(t *testing.T) {
+			l := openLog(t, Options{Fsync: fsync, MaxBytes: 4 << 10})
+			var wg sync.WaitGroup
+			for g := 0; g < 4; g++ {
+				wg.Add(1)
+				go func(g int) {
+					defer wg.Done()
+					for i := 0; i < 10; i++ {
+						r := decision(g*100 + i)
+						if err := l.Append(context.Background(), r); err != nil {
+							t.Error(err)
+							return
+						}
+						h, err := ReadHead(HeadPath(l.Path()))
+						if err != nil || h == nil {
+							t.Errorf("head: %v %v", h, err)
+							return
+						}
+						if mem := l.Head(); mem.Seq < 1 || h.Seq < 1 {
+							t.Errorf("head not advanced: disk %d mem %d", h.Seq, mem.Seq)
+						}
+					}
+				}(g)
+			}
+			wg.Wait()
+			h, _ := ReadHead(HeadPath(l.Path()))
+			if h.Seq != 40 || l.Head().Seq != 40 || l.Head().Hash != h.Hash {
+				t.Fatalf("head after 40 appends: disk %+v mem %+v", h, l.Head())
+			}
+		})
 	}
 }

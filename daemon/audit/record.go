@@ -144,6 +144,10 @@ type Override struct {
 const (
 	RepairTornTail       = "torn_tail"       // a partial last line was cut off
 	RepairRecordsMissing = "records_missing" // records known to exist are gone
+	// RepairHeadMissing: the log holds records but its head file was gone (deleted, or
+	// the log was copied without it). Nothing vouches for the end of the chain before
+	// this record, so Verify reports it as a failure, like records_missing.
+	RepairHeadMissing = "head_missing"
 )
 
 // Repair describes what recovery changed.

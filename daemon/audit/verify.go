@@ -23,6 +23,7 @@ const (
 	ProblemMissingFile    = "missing_file"    // a rotated file the head lists is gone
 	ProblemHeadMismatch   = "head_mismatch"   // a record differs from what the head recorded
 	ProblemRecordsMissing = "records_missing" // a repair record admits records were lost
+	ProblemHeadMissing    = "head_missing"    // the log has records but no head file, or a repair says it had none
 )
 
 // Problem is one thing Verify found wrong.
@@ -176,6 +177,12 @@ func verifyLog(path string) (*Report, error) {
 	} else if !errors.Is(err, fs.ErrNotExist) {
 		return nil, err
 	}
+	if head == nil && herr == nil && v.started {
+		// Every writer writes the head with its first commit group: records without
+		// one mean it was deleted, and with it the only record of where the chain ended.
+		rep.Problems = append(rep.Problems, Problem{Kind: ProblemHeadMissing, File: filepath.Base(HeadPath(path)), Seq: v.lastSeq,
+			Message: fmt.Sprintf("the log holds records up to %d but its head file is missing: records (or whole files) may have been removed from the end", v.lastSeq)})
+	}
 	if head != nil && head.File == filepath.Base(path) {
 		switch {
 		case head.Seq > v.lastSeq:
@@ -301,8 +308,11 @@ func (v *verifier) file(path string, current bool) (FileReport, error) {
 		case KindRepair:
 			if h.Repair != nil {
 				v.rep.Repairs = append(v.rep.Repairs, FoundRepair{File: name, Line: lineNo, Seq: h.Seq, Repair: *h.Repair})
-				if h.Repair.Reason == RepairRecordsMissing {
+				switch h.Repair.Reason {
+				case RepairRecordsMissing:
 					v.fail(ProblemRecordsMissing, name, lineNo, h.Seq, "repair record: %s", h.Repair.Detail)
+				case RepairHeadMissing:
+					v.fail(ProblemHeadMissing, name, lineNo, h.Seq, "repair record: %s", h.Repair.Detail)
 				}
 			}
 		}
