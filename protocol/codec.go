@@ -20,20 +20,27 @@ type LineReader struct {
 	max int
 }
 
-// NewLineReader returns a reader of lines of at most max bytes (max <= 0: no limit).
+// NewLineReader returns a reader of lines of at most max bytes (max <= 0: no limit). The
+// limit counts the line as ReadLine returns it: the terminating "\n" (or "\r\n") is not
+// part of it, and a final line without a newline has the same limit as any other.
 func NewLineReader(r io.Reader, max int) *LineReader {
 	return &LineReader{r: bufio.NewReaderSize(r, 8<<10), max: max}
 }
 
 // ReadLine returns the next line without its trailing newline (and "\r"). At EOF after a
-// partial line it returns the partial line and nil; a following call returns io.EOF.
+// partial line it returns the partial line and nil; a following call returns io.EOF. A
+// line over the limit is consumed up to its newline and reported as ErrLineTooLong; it is
+// never held in memory beyond max+2 bytes.
 func (l *LineReader) ReadLine() ([]byte, error) {
 	var buf []byte
 	tooLong := false
 	for {
 		chunk, err := l.r.ReadSlice('\n')
 		if !tooLong {
-			if l.max > 0 && len(buf)+len(chunk) > l.max+1 { // +1: the newline itself
+			// Keep up to max+2 bytes (room for "\r\n", which trimEOL removes); whether the
+			// line itself fits is decided on the trimmed line, so a final line without a
+			// newline gets no extra byte.
+			if l.max > 0 && len(buf)+len(chunk) > l.max+2 {
 				tooLong = true
 				buf = nil
 			} else {
@@ -45,7 +52,7 @@ func (l *LineReader) ReadLine() ([]byte, error) {
 			if tooLong {
 				return nil, ErrLineTooLong
 			}
-			return trimEOL(buf), nil
+			return l.line(buf)
 		case errors.Is(err, bufio.ErrBufferFull):
 			continue
 		case errors.Is(err, io.EOF):
@@ -55,11 +62,20 @@ func (l *LineReader) ReadLine() ([]byte, error) {
 			if len(buf) == 0 {
 				return nil, io.EOF
 			}
-			return trimEOL(buf), nil
+			return l.line(buf)
 		default:
 			return nil, err
 		}
 	}
+}
+
+// line trims the terminator and applies the limit to what is left.
+func (l *LineReader) line(buf []byte) ([]byte, error) {
+	line := trimEOL(buf)
+	if l.max > 0 && len(line) > l.max {
+		return nil, ErrLineTooLong
+	}
+	return line, nil
 }
 
 func trimEOL(b []byte) []byte {

@@ -80,6 +80,26 @@ func TestLineReader(t *testing.T) {
 	}
 }
 
+// TestLineReaderLimitBoundary: the limit counts the line without its terminator, the same
+// for "\n", "\r\n" and a final line with no newline at all (which used to get one byte
+// more than the others).
+func TestLineReaderLimitBoundary(t *testing.T) {
+	for _, c := range []struct {
+		in      string
+		tooLong bool
+	}{
+		{"abc\n", false}, {"abcd\n", true},
+		{"abc\r\n", false}, {"abcd\r\n", true},
+		{"abc", false}, {"abcd", true},
+		{"abc\r", false}, {"abcd\r", true},
+	} {
+		line, err := NewLineReader(strings.NewReader(c.in), 3).ReadLine()
+		if c.tooLong != errors.Is(err, ErrLineTooLong) || (!c.tooLong && (err != nil || len(line) != 3)) {
+			t.Errorf("%q with limit 3: got %q, %v; want too long = %v", c.in, line, err, c.tooLong)
+		}
+	}
+}
+
 func TestLineReaderLongLineAcrossBuffers(t *testing.T) {
 	big := strings.Repeat("y", 200<<10) // several bufio buffers
 	lr := NewLineReader(strings.NewReader(big+"\nok\n"), 1<<20)
@@ -170,24 +190,40 @@ func FuzzDecodeRequest(f *testing.F) {
 	})
 }
 
+// FuzzLineReader checks ReadLine against an oracle built from strings.SplitAfter: every
+// line comes back in order, without its terminator, and exactly the lines longer than the
+// limit are ErrLineTooLong, after which the stream stays in step.
 func FuzzLineReader(f *testing.F) {
 	f.Add([]byte("a\nbb\n"), 3)
 	f.Add([]byte(strings.Repeat("z", 5000)+"\nq"), 100)
+	f.Add([]byte("abcd"), 3)
+	f.Add([]byte("abc\r\nabcd\r\n\r"), 3)
 	f.Fuzz(func(t *testing.T, in []byte, max int) {
 		if max < 1 || max > 1<<16 {
 			return
 		}
-		lr := NewLineReader(bytes.NewReader(in), max)
-		for i := 0; i < len(in)+2; i++ {
-			line, err := lr.ReadLine()
-			if err == io.EOF {
-				return
-			}
-			if err == nil && len(line) > max {
-				t.Fatalf("line of %d bytes passed limit %d", len(line), max)
+		var want [][]byte
+		for _, l := range bytes.SplitAfter(in, []byte("\n")) {
+			if len(l) > 0 {
+				want = append(want, trimEOL(l))
 			}
 		}
-		t.Fatal("reader did not reach EOF")
+		lr := NewLineReader(bytes.NewReader(in), max)
+		for i, w := range want {
+			line, err := lr.ReadLine()
+			if len(w) > max {
+				if !errors.Is(err, ErrLineTooLong) {
+					t.Fatalf("line %d (%d bytes, limit %d): got %q, %v; want ErrLineTooLong", i, len(w), max, line, err)
+				}
+				continue
+			}
+			if err != nil || !bytes.Equal(line, w) {
+				t.Fatalf("line %d (limit %d): got %q, %v; want %q", i, max, line, err, w)
+			}
+		}
+		if line, err := lr.ReadLine(); err != io.EOF {
+			t.Fatalf("after %d lines: got %q, %v; want io.EOF", len(want), line, err)
+		}
 	})
 }
 
