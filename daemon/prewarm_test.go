@@ -396,8 +396,8 @@ func TestPoolWarmTimeoutKillsGroup(t *testing.T) {
 	if !r.TimedOut || stat(p, "hits") != 1 {
 		t.Fatalf("timed out %v hits %d", r.TimedOut, stat(p, "hits"))
 	}
-	if d := time.Since(start); d > 5*time.Second {
-		t.Fatalf("took %v", d)
+	if d := time.Since(start); d >= 30*time.Second { // the grandchild's own 30 s, not a speed bound
+		t.Fatalf("took %v after a 300ms timeout: the run waited for the grandchild", d)
 	}
 	b, _ := os.ReadFile(pidFile)
 	pid, _ := strconv.Atoi(strings.TrimSpace(string(b)))

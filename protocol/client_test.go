@@ -88,7 +88,11 @@ func TestDialUnreachable(t *testing.T) {
 }
 
 func TestDialSyncDeadline(t *testing.T) {
-	path := serveOnce(t, func(string) []string { time.Sleep(3 * time.Second); return nil })
+	// The server never answers (until the test ends): DoRaw can only return through the
+	// deadline, so no wall-clock bound is needed.
+	silent := make(chan struct{})
+	path := serveOnce(t, func(string) []string { <-silent; return nil })
+	t.Cleanup(func() { close(silent) })
 	c, err := DialSync(path, 0)
 	if err != nil {
 		t.Fatal(err)
@@ -96,9 +100,7 @@ func TestDialSyncDeadline(t *testing.T) {
 	defer c.Close()
 	ctx, cancel := context.WithTimeout(context.Background(), 200*time.Millisecond)
 	defer cancel()
-	start := time.Now()
-	_, err = c.DoRaw(ctx, &Request{EventText: `{}`}, nil)
-	if err == nil || time.Since(start) > 2*time.Second {
-		t.Fatalf("deadline not honoured: %v after %v", err, time.Since(start))
+	if _, err = c.DoRaw(ctx, &Request{EventText: `{}`}, nil); err == nil {
+		t.Fatal("DoRaw returned no error from a server that never answered")
 	}
 }
