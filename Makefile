@@ -7,11 +7,16 @@ VERSION   ?= $(shell git describe --always --dirty 2>/dev/null || echo dev)
 LDFLAGS   := -s -w -X github.com/hookd/hookd/daemon.Version=$(VERSION)
 FUZZTIME  ?= 20s
 BENCHTIME ?= 1x
+# Per-package test timeouts, explicit so that a hang fails with a stack dump instead of
+# riding Go's default. The black-box package (./test) is the longest: ~7 min under -race on
+# an idle 2-core machine.
+UNIT_TIMEOUT ?= 15m
+SOAK_TIMEOUT ?= 40m
 
-.PHONY: help build run test unit e2e bench fuzz lint clean
+.PHONY: help build run test unit e2e soak bench fuzz lint clean
 
 help: ## list targets
-	@awk 'BEGIN{FS=":.*## "} /^[a-z][a-z0-9-]*:.*## /{printf "  %-8s %s\n", $$1, $$2}' $(MAKEFILE_LIST)
+	@awk 'BEGIN{FS=":.*## "} /^[a-z][a-z0-9-]*:.*## /{printf "  %-6s %s\n", $$1, $$2}' $(MAKEFILE_LIST)
 
 build: ## build bin/hookd and bin/hookc
 	CGO_ENABLED=0 $(GO) build -trimpath -ldflags '$(LDFLAGS)' -o $(BIN)/hookd ./cmd/hookd
@@ -20,10 +25,14 @@ build: ## build bin/hookd and bin/hookc
 run: build ## build and start hookd in the foreground on the default settings sources
 	$(BIN)/hookd --debug serve
 
-test: lint unit e2e ## vet + every test with -race (+ the real Claude Code suite when installed)
+test: lint unit e2e ## what CI runs first: lint, every test with -race, the real Claude Code suite
 
-unit: ## go test -race ./...
-	$(GO) test -race -count=1 ./...
+unit: ## go test -race ./... (UNIT_TIMEOUT per package; soak tests skip, saying so)
+	$(GO) test -race -count=1 -timeout $(UNIT_TIMEOUT) ./...
+
+soak: ## long soak tests (Test...Soak, 10,000 events and the like; minutes); CI runs it after make test
+	HOOKD_SOAK=1 $(GO) test -race -count=1 -run 'Soak$$' -timeout $(SOAK_TIMEOUT) ./...
+	HOOKD_ZYGOTE_SOAK=10000 $(GO) test -race -count=1 -run '^TestNoLeaks$$' -timeout $(SOAK_TIMEOUT) ./daemon/runner/zygote/
 
 e2e: ## real Claude Code vs the same hooks through hookd (installs @anthropic-ai/claude-code into test/e2e/.cache)
 	@if [ -n "$$HOOKD_CLAUDE_BIN" ]; then bin=$$HOOKD_CLAUDE_BIN; \
