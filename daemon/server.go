@@ -42,8 +42,13 @@ type Server struct {
 	closing bool
 }
 
-// Listen creates the socket: the parent directory 0700, the socket 0600. A stale socket
-// is removed only after dialing it proves no daemon answers (STYLE §5).
+// Listen creates the socket: the parent directory 0700 (if missing), the socket 0600.
+// The directory must be owned by the daemon's uid (or root) and not writable by group
+// or others (protocol.CheckSocketDir): in a directory others can write, another user
+// could bind the name first or swap the socket later, and clients would refuse it
+// anyway. An existing directory is never chmodded. A non-socket at path is an error and
+// left alone; a stale socket is removed only after dialing it proves no daemon answers
+// (STYLE §5).
 func (s *Server) Listen(path string) error {
 	if len(path) >= 108 {
 		return fmt.Errorf("socket path %q is %d bytes; Unix sockets allow at most 107", path, len(path))
@@ -52,14 +57,13 @@ func (s *Server) Listen(path string) error {
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return fmt.Errorf("creating socket directory: %w", err)
 	}
-	if fi, err := os.Stat(dir); err == nil && fi.Mode().Perm()&0o077 != 0 {
-		// Our own dir with loose permissions is tightened; a shared dir like /tmp is left
-		// alone (the socket's own 0600 mode still protects it).
-		if st, ok := fi.Sys().(*syscall.Stat_t); ok && int(st.Uid) == os.Getuid() && fi.Mode()&os.ModeSticky == 0 {
-			_ = os.Chmod(dir, 0o700)
-		}
+	if err := protocol.CheckSocketDir(dir); err != nil {
+		return fmt.Errorf("refusing to serve on %s: %w (hookd serves only from a directory it owns that group and others cannot write: choose another --socket, or fix the directory)", path, err)
 	}
-	if _, err := os.Lstat(path); err == nil {
+	if fi, err := os.Lstat(path); err == nil {
+		if fi.Mode().Type() != os.ModeSocket {
+			return fmt.Errorf("refusing to serve on %s: it exists and is not a socket (mode %s); hookd does not remove it", path, fi.Mode())
+		}
 		c, err := net.DialTimeout("unix", path, time.Second)
 		if err == nil {
 			c.Close()

@@ -21,8 +21,11 @@ const EnvSocket = "HOOKD_SOCKET"
 var ErrUnreachable = errors.New("hookd unreachable")
 
 // DefaultSocketPath is the per-user socket: $HOOKD_SOCKET, else
-// $XDG_RUNTIME_DIR/hookd/hookd.sock, else ~/.hookd/run/hookd.sock. The directory is
-// created 0700 by the daemon.
+// $XDG_RUNTIME_DIR/hookd/hookd.sock, else ~/.hookd/run/hookd.sock, else (HOME unset)
+// <tmp>/hookd-<uid>/hookd.sock. The directory is created 0700 by the daemon. None of
+// these is trusted by name: clients run CheckSocket and the daemon CheckSocketDir on
+// whatever path is used, so a per-uid directory under /tmp that another user created
+// first is refused by both, never shared.
 func DefaultSocketPath() string {
 	if p := os.Getenv(EnvSocket); p != "" {
 		return p
@@ -30,11 +33,10 @@ func DefaultSocketPath() string {
 	if d := os.Getenv("XDG_RUNTIME_DIR"); d != "" {
 		return filepath.Join(d, "hookd", "hookd.sock")
 	}
-	home, err := os.UserHomeDir()
-	if err != nil || home == "" {
-		home = os.TempDir()
+	if home, err := os.UserHomeDir(); err == nil && home != "" {
+		return filepath.Join(home, ".hookd", "run", "hookd.sock")
 	}
-	return filepath.Join(home, ".hookd", "run", "hookd.sock")
+	return filepath.Join(os.TempDir(), fmt.Sprintf("hookd-%d", os.Geteuid()), "hookd.sock")
 }
 
 // Client is one connection to the daemon. It is not safe for concurrent use: requests on
@@ -45,12 +47,27 @@ type Client struct {
 	w    *bufio.Writer
 }
 
-// Dial connects to the daemon's socket. Failures wrap ErrUnreachable.
+// Dial connects to the daemon's socket. Failures wrap ErrUnreachable. Like DialSync,
+// it refuses (ErrUntrustedSocket) a socket that fails CheckSocket or whose listener
+// runs as another uid than the caller's or root.
 func Dial(ctx context.Context, path string) (*Client, error) {
+	if err := CheckSocket(path); err != nil {
+		return nil, err
+	}
 	var d net.Dialer
 	conn, err := d.DialContext(ctx, "unix", path)
 	if err != nil {
 		return nil, fmt.Errorf("%w at %s: %w", ErrUnreachable, path, err)
+	}
+	if uc, ok := conn.(*net.UnixConn); ok {
+		var perr error
+		if rc, err := uc.SyscallConn(); err == nil {
+			_ = rc.Control(func(fd uintptr) { perr = checkPeer(path, int(fd)) })
+		}
+		if perr != nil {
+			conn.Close()
+			return nil, perr
+		}
 	}
 	return newClient(conn), nil
 }

@@ -15,7 +15,14 @@ import (
 // good share of a forwarder's whole life. timeout bounds each read and write (0: none);
 // the returned Client does not watch contexts — use Dial for that. Failures wrap
 // ErrUnreachable.
+//
+// Before connecting, the socket must pass CheckSocket; after connecting, the listener
+// must run as the caller's uid or root. Otherwise nothing is sent and the error wraps
+// ErrUntrustedSocket (and ErrUnreachable).
 func DialSync(path string, timeout time.Duration) (*Client, error) {
+	if err := CheckSocket(path); err != nil {
+		return nil, err
+	}
 	fd, err := syscall.Socket(syscall.AF_UNIX, syscall.SOCK_STREAM|syscall.SOCK_CLOEXEC, 0)
 	if err != nil {
 		return nil, fmt.Errorf("%w at %s: %w", ErrUnreachable, path, err)
@@ -29,6 +36,10 @@ func DialSync(path string, timeout time.Duration) (*Client, error) {
 	if err != nil {
 		syscall.Close(fd)
 		return nil, fmt.Errorf("%w at %s: connect: %w", ErrUnreachable, path, err)
+	}
+	if err := checkPeer(path, fd); err != nil {
+		syscall.Close(fd)
+		return nil, err
 	}
 	c := &fdConn{fd: fd}
 	if timeout > 0 {

@@ -99,6 +99,10 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		return res.Render(stdout, stderr)
 	case errors.Is(err, protocol.ErrUnreachable),
 		errors.As(err, &perr) && perr.Code == protocol.CodeUnsupportedVersion:
+		if errors.Is(err, protocol.ErrUntrustedSocket) {
+			// Always said: someone else may be listening where hookd should be.
+			fmt.Fprintf(stderr, "hookc: %v; nothing was sent to it\n", err)
+		}
 		if !o.fallback {
 			return failClosed(stdout, stderr, payload, "hookc: "+err.Error())
 		}
