@@ -105,4 +105,3 @@ func checkPeer(path string, fd int) error {
 	}
 	return nil
 }
-
