@@ -40,7 +40,21 @@ func (e *FileError) Unwrap() error { return e.Err }
 // valid. It names the file and the field.
 type Warning struct {
 	File, Field, Message string
+	// Level is LevelError for findings that may change what a hook does for safety and
+	// that hookd cannot act on — a handler field it does not know (Claude Code may give
+	// it a meaning hookd does not reproduce, as onFailure once was). The file still
+	// loads and the hook still runs; validate, status and the load log say "error".
+	Level string
 }
+
+// Warning levels.
+const (
+	LevelWarning = ""
+	LevelError   = "error"
+)
+
+// IsError reports whether w is an error-level finding.
+func (w Warning) IsError() bool { return w.Level == LevelError }
 
 // String formats as "file: field: message".
 func (w Warning) String() string {

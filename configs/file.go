@@ -11,6 +11,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"sort"
 	"strings"
 	"time"
 
@@ -94,6 +95,7 @@ type HookSpec struct {
 	Async           bool
 	AsyncRewake     bool
 	Once            bool
+	OnFailure       string // "continue" | "block"; "" when absent
 	URL             string
 	Headers         map[string]string
 	AllowedEnvVars  []string
@@ -222,6 +224,11 @@ func (d *decoder) fail(n *jnode, field, format string, args ...any) *FileError {
 
 func (d *decoder) warn(field, format string, args ...any) {
 	d.warns = append(d.warns, Warning{File: d.ref.Path, Field: field, Message: fmt.Sprintf(format, args...)})
+}
+
+// finding is an error-level warning (Warning.Level): the file still loads.
+func (d *decoder) finding(field, format string, args ...any) {
+	d.warns = append(d.warns, Warning{File: d.ref.Path, Field: field, Message: fmt.Sprintf(format, args...), Level: LevelError})
 }
 
 func (d *decoder) str(n *jnode, field string) (string, error) {
@@ -567,10 +574,38 @@ var fieldTypes = map[string][]events.HandlerType{
 	"type": nil, "if": nil, "timeout": nil, "statusMessage": nil, "once": nil, // all types
 	"command": {events.Command}, "args": {events.Command}, "shell": {events.Command},
 	"async": {events.Command}, "asyncRewake": {events.Command},
-	"url": {events.HTTP}, "headers": {events.HTTP}, "allowedEnvVars": {events.HTTP},
+	"onFailure": {events.Command, events.HTTP, events.MCPTool},
+	"url":       {events.HTTP}, "headers": {events.HTTP}, "allowedEnvVars": {events.HTTP},
 	"server": {events.MCPTool}, "tool": {events.MCPTool}, "input": {events.MCPTool},
 	"prompt": {events.Prompt, events.Agent}, "model": {events.Prompt, events.Agent},
 	"continueOnBlock": {events.Prompt},
+}
+
+// ignoredHandlerFields are the handler fields Claude Code 2.1.330's settings schema
+// accepts that hookd knows and deliberately does not act on, with the reason. Together
+// with fieldTypes they are every field the pinned binary accepts: `make conformance`
+// fails when the binary has one that is in neither (HandlerFields).
+var ignoredHandlerFields = map[string]string{
+	"holdsTools": "@internal in Claude Code: UserPromptSubmit hooks of its official security-guidance plugin only",
+	"rewakeMessage": "@internal in Claude Code: the system-reminder prefix of an asyncRewake hook's exit 2, " +
+		"which Claude Code itself writes when it wakes the model",
+	"rewakeSummary": "@internal in Claude Code: the one-line summary Claude Code's terminal shows for an asyncRewake exit 2",
+	"cloud":         "@internal in Claude Code: whether a cloud session driven from this machine may run the hook",
+}
+
+// HandlerFields returns every handler field hookd knows: the ones it decodes and the
+// ones it deliberately ignores (with why). `make conformance` compares this with the
+// fields the pinned Claude Code binary's settings schema accepts.
+func HandlerFields() (decoded []string, ignored map[string]string) {
+	for k := range fieldTypes {
+		decoded = append(decoded, k)
+	}
+	sort.Strings(decoded)
+	ignored = make(map[string]string, len(ignoredHandlerFields))
+	for k, v := range ignoredHandlerFields {
+		ignored[k] = v
+	}
+	return decoded, ignored
 }
 
 // maxTimeout bounds "timeout" (seconds) so the duration cannot overflow; a year is far
@@ -606,7 +641,14 @@ func (d *decoder) handler(ev *events.Event, n *jnode, field string) (HookSpec, *
 		kf := field + "." + key
 		types, known := fieldTypes[key]
 		if !known {
-			d.warn(kf, "unknown handler field; ignored")
+			if why, ok := ignoredHandlerFields[key]; ok {
+				d.warn(kf, "ignored: %s", why)
+				continue
+			}
+			// A field hookd does not know may be one Claude Code acts on (onFailure was,
+			// from 2.1.295, while hookd ignored it): an error-level finding, never a quiet
+			// skip. The hook still runs, as Claude Code would still run it.
+			d.finding(kf, "unknown handler field: hookd does not know what it does and ignores it (Claude Code may act on it; see `make conformance` in docs/claude-code.md); the hook still runs")
 			continue
 		}
 		if types != nil && !containsType(types, ht) {
@@ -661,6 +703,13 @@ func (d *decoder) handler(ev *events.Event, n *jnode, field string) (HookSpec, *
 		case "once":
 			if spec.Once, err = d.boolean(v, kf); err == nil && spec.Once {
 				d.warn(kf, "honoured only in skill frontmatter (spec §3.2); ignored: the handler runs every time")
+			}
+		case "onFailure":
+			// Claude Code 2.1.295 (delta "Fail-closed handlers"): "continue" (the default)
+			// or "block". Its schema rejects any other value for command and http
+			// handlers, so hookd rejects the file too rather than guess which was meant.
+			if spec.OnFailure, err = d.str(v, kf); err == nil && spec.OnFailure != OnFailureContinue && spec.OnFailure != OnFailureBlock {
+				err = d.fail(v, kf, "must be %q or %q (found %q)", OnFailureContinue, OnFailureBlock, spec.OnFailure)
 			}
 		case "url":
 			spec.URL, err = d.str(v, kf)
@@ -727,6 +776,15 @@ func (d *decoder) handler(ev *events.Event, n *jnode, field string) (HookSpec, *
 	h.StatusMessage = spec.StatusMessage
 	h.AsyncRewake = spec.AsyncRewake
 	h.Async = spec.Async || spec.AsyncRewake
+	h.OnFailure = spec.OnFailure
+	if h.OnFailure == OnFailureBlock {
+		switch {
+		case h.Async:
+			d.warn(field+".onFailure", "ignored for async hooks (as in Claude Code): a failure of this hook never blocks")
+		case OnFailureIgnoredOn(ev.Name):
+			d.warn(field+".onFailure", "ignored on %s (as in Claude Code): a failure of this hook never blocks", ev.Name)
+		}
+	}
 	h.URL, h.Headers, h.AllowedEnvVars = spec.URL, spec.Headers, spec.AllowedEnvVars
 	h.Server, h.Tool, h.Input = spec.Server, spec.Tool, spec.Input
 	h.Prompt, h.Model, h.ContinueOnBlock = spec.Prompt, spec.Model, spec.ContinueOnBlock

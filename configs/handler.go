@@ -36,6 +36,10 @@ type Handler struct {
 	Async         bool // also true when AsyncRewake is (it implies async)
 	AsyncRewake   bool
 	StatusMessage string
+	// OnFailure is "block" when a failure of the hook (it could not start, timed out,
+	// exited with a code other than 0 and 2, or printed invalid JSON) must block the
+	// action, as Claude Code 2.1.295+ does; "" or "continue" otherwise. See FailsClosed.
+	OnFailure string
 
 	// http handlers.
 	URL            string
@@ -116,6 +120,34 @@ func quoteArg(s string) string {
 	return strconv.Quote(s)
 }
 
+// onFailure values (Claude Code 2.1.295).
+const (
+	OnFailureContinue = "continue"
+	OnFailureBlock    = "block"
+)
+
+// OnFailureIgnoredOn reports whether Claude Code ignores onFailure on event: Stop,
+// SubagentStop, TaskCompleted and TeammateIdle (the 2.1.330 binary's own set; a failure
+// there would keep the agent running forever).
+func OnFailureIgnoredOn(event string) bool {
+	switch event {
+	case "Stop", "SubagentStop", "TaskCompleted", "TeammateIdle":
+		return true
+	}
+	return false
+}
+
+// FailsClosed reports whether a failure of this handler blocks the action: onFailure
+// "block" on a synchronous command or http handler, on an event where Claude Code honours
+// it (Claude Code 2.1.330: `onFailure==="block" && !async && !asyncRewake`, not on the
+// OnFailureIgnoredOn events).
+func (h *Handler) FailsClosed() bool {
+	if h.OnFailure != OnFailureBlock || h.Async || (h.Type != events.Command && h.Type != events.HTTP) {
+		return false
+	}
+	return h.Event == nil || !OnFailureIgnoredOn(h.Event.Name)
+}
+
 // EffectiveTimeout is the explicit timeout, or the event's default (spec §3.2: 600 s for
 // command/http/mcp_tool, lowered for UserPromptSubmit and MessageDisplay; 30 s for
 // prompt; 60 s for agent).
@@ -138,7 +170,16 @@ func (h *Handler) EffectiveTimeout() time.Duration {
 // handlerKey builds the dedup key (see Handler.Key). Claude Code deduplicates command
 // hooks by command string and args and HTTP hooks by URL (spec §3.5); for the types hookd
 // does not run, the defining fields stand in.
+//
+// A fail-closed handler (onFailure "block") never folds into one without it: whichever
+// copy Claude Code keeps, hookd would rather run the command twice than drop the copy
+// that blocks on failure.
 func handlerKey(h *Handler) string {
+	if h.OnFailure == OnFailureBlock {
+		h2 := *h
+		h2.OnFailure = ""
+		return handlerKey(&h2) + "\x00onFailure=block"
+	}
 	switch h.Type {
 	case events.Command:
 		if h.Args != nil {

@@ -4,6 +4,7 @@ import (
 	"context"
 
 	"github.com/hookd/hookd/daemon/audit"
+	"github.com/hookd/hookd/events"
 	"github.com/hookd/hookd/protocol"
 )
 
@@ -42,6 +43,7 @@ func AuditRecord(d *Decision) *audit.Record {
 			DurationMS: float64(p.Duration.Microseconds()) / 1000, Error: p.Error,
 			Stdout: &audit.Output{Bytes: p.StdoutBytes, SHA256: p.StdoutSHA256, Truncated: p.StdoutTruncated},
 			Stderr: &audit.Output{Bytes: p.StderrBytes, SHA256: p.StderrSHA256},
+			Via:    p.Via,
 		}
 		switch {
 		case p.Permission != "":
@@ -69,8 +71,14 @@ func AuditRecord(d *Decision) *audit.Record {
 	switch {
 	case res.Permission != nil:
 		r.Decision, r.DecisionSource, r.Reason = res.Permission.Decision, res.Permission.Source, res.Permission.Reason
+		if p := res.Permission; p.Via != "" && p.Hook != nil {
+			r.DecisionVia, r.DecisionHook = p.Via, p.Hook.ID
+		}
 	case res.Block != nil:
 		r.Decision, r.DecisionSource, r.Reason = audit.DecisionBlock, "hook", res.Block.Reason
+		if b := res.Block; (b.Via == events.ViaOnFailure || b.Via == events.ViaOnTimeout) && b.Hook != nil {
+			r.DecisionVia, r.DecisionHook = b.Via, b.Hook.ID
+		}
 	case res.PreventContinuation:
 		r.Decision, r.DecisionSource, r.Reason = audit.DecisionStop, "hook", res.StopReason
 	default:

@@ -350,7 +350,7 @@ func (e *Engine) resolve(ev *events.Event, res *protocol.Result, snap *configs.S
 	perm.Decision, perm.Source = string(r.Final), r.Source
 	if r.OverriddenBy != nil {
 		e.counters.overrides.Add(1)
-		perm.OverriddenBy = ruleRef(r.OverriddenBy)
+		perm.OverriddenBy, perm.Via = ruleRef(r.OverriddenBy), ""
 		perm.Reason = overrideReason(r)
 		log().Warn("hook decision overridden by permission rule",
 			zap.String("hook_decision", string(hook)), zap.String("final", string(r.Final)),
@@ -450,12 +450,12 @@ func (e *Engine) runSequential(ctx context.Context, ev *events.Event, hs []*conf
 func failClosedOnTimeout(ev *events.Event, in *events.Interpretation, timeout time.Duration) {
 	reason := fmt.Sprintf("hook %s timed out after %s and is configured to deny on timeout (hookd on_timeout: deny)", in.Hook.Command, timeout)
 	switch ev.Name {
-	case "PreToolUse", "PermissionRequest":
+	case "PreToolUse", "PermissionRequest", "PreModelSwitch":
 		in.Permission, in.PermissionReason = string(rules.DecisionDeny), reason
 	default:
-		in.Block, in.BlockReason, in.BlockVia = true, reason, events.ViaJSON
+		in.Block, in.BlockReason, in.BlockVia = true, reason, events.ViaOnTimeout
 	}
-	in.Outcome, in.Error = protocol.OutcomeBlocked, reason
+	in.Outcome, in.Error, in.Via = protocol.OutcomeBlocked, reason, events.ViaOnTimeout
 }
 
 // commandOutput is what a command handler's process produced, for events.Interpret.
@@ -500,6 +500,7 @@ func (e *Engine) runOne(ctx context.Context, ev *events.Event, h *configs.Handle
 		spec.Stdin = hc.payload
 		out = commandOutput(h, e.runner.Run(ctx, spec))
 	}
+	out.FailClosed = h.FailsClosed()
 	in := events.Interpret(ev, ref, out)
 	if in.Outcome == protocol.OutcomeTimeout && ev.CanBlock && e.cfg.Override(h).OnTimeout == configs.OnTimeoutDeny {
 		failClosedOnTimeout(ev, &in, h.EffectiveTimeout())

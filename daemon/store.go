@@ -674,6 +674,10 @@ func (s *Store) logRead(r readResult, prev *fileState) {
 	}
 	if r.file != nil {
 		for _, w := range r.file.Warnings {
+			if w.IsError() {
+				s.log.Error("settings finding", zap.String("file", r.ref.Path), zap.String("field", w.Field), zap.String("error", w.String()))
+				continue
+			}
 			s.log.Warn("settings warning", zap.String("file", r.ref.Path), zap.String("warning", w.String()))
 		}
 	}
@@ -793,6 +797,10 @@ func (s *Store) Status() ([]SourceStatus, []ProjectStatus) {
 		if st.good != nil {
 			fs.Revision = st.good.Hash
 			for _, w := range st.good.Warnings {
+				if w.IsError() {
+					fs.Warnings = append(fs.Warnings, "error: "+w.String())
+					continue
+				}
 				fs.Warnings = append(fs.Warnings, w.String())
 			}
 		}

@@ -5,6 +5,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"regexp"
 	"strings"
@@ -26,6 +27,13 @@ const (
 	ViaExit2 = "exit2" // exit code 2
 	ViaExit  = "exit"  // WorktreeCreate: another non-zero exit code, or the hook did not start
 	ViaJSON  = "json"  // decision:"block" (or another JSON field that blocks)
+	// ViaOnFailure: the hook failed (could not start, timed out, exited with a code other
+	// than 0 and 2, printed invalid JSON) and its handler says "onFailure": "block"
+	// (Claude Code 2.1.295).
+	ViaOnFailure = "on_failure"
+	// ViaOnTimeout: the hook timed out and hookd's own configuration says
+	// "on_timeout": "deny" for it.
+	ViaOnTimeout = "on_timeout"
 )
 
 // RawOutput is what running one handler produced (filled by the daemon's runner).
@@ -42,6 +50,10 @@ type RawOutput struct {
 	TimedOut        bool
 	Cancelled       bool
 	Duration        time.Duration
+	// FailClosed: the handler has "onFailure": "block" and Claude Code honours it here
+	// (a synchronous command or http hook, not on Stop, SubagentStop, TaskCompleted or
+	// TeammateIdle; configs.Handler.FailsClosed). A failure then blocks (OnFailure).
+	FailClosed bool
 }
 
 // Interpretation is one hook's result variants: what this hook alone asked for, already
@@ -68,7 +80,11 @@ type Interpretation struct {
 	// lives in Permission only, so one decision has one representation.
 	Block       bool
 	BlockReason string
-	BlockVia    string // ViaExit2 | ViaExit | ViaJSON
+	BlockVia    string // ViaExit2 | ViaExit | ViaJSON | ViaOnFailure | ViaOnTimeout
+	// Via is set when this hook's block or deny is not its own answer but a failure
+	// turned into one: ViaOnFailure (the handler's onFailure) or ViaOnTimeout (hookd's
+	// on_timeout: deny). Error then still says what failed.
+	Via string
 
 	Continue   *bool  // continue:false prevents continuation
 	StopReason string // only with continue:false
@@ -134,7 +150,58 @@ func Interpret(ev *Event, ref protocol.HookRef, out RawOutput) Interpretation {
 		// started or was killed has one (spec §1.1 WorktreeCreate).
 		in.Block, in.BlockReason, in.BlockVia = true, in.Error, ViaExit
 	}
+	if out.FailClosed {
+		OnFailure(ev, &in, out)
+	}
 	return in
+}
+
+// OnFailure turns a failed hook into a block, as Claude Code 2.1.330 does for a handler
+// with "onFailure": "block": "the failure counts as exit code 2, so the action the event
+// guards (a tool call, a permission request, a prompt) is blocked". A failure is a hook
+// that could not start, timed out, exited with a code other than 0 and 2 without a valid
+// JSON answer, or printed JSON that is invalid or fails validation — every error or
+// timeout outcome except an exit 2 on an event that cannot block (that is Claude Code's
+// blocking path, not a failure). A cancelled hook (the caller went away) is not a
+// failure. Events that cannot block are left alone: a block there stops nothing.
+//
+// The reason is Claude Code's own text, "[<command>]: failed; blocking because onFailure
+// is "block"" (or "timed out; …"), followed on the next line by the hook's stderr as
+// Claude Code quotes a non-blocking error, so the model reads the same words through
+// hookd as without it.
+func OnFailure(ev *Event, in *Interpretation, out RawOutput) {
+	if !ev.CanBlock || ev.AnyNonZeroFails {
+		return // WorktreeCreate already fails on any failure
+	}
+	what := ""
+	switch {
+	case in.Outcome == protocol.OutcomeTimeout:
+		what = "timed out"
+	case in.Outcome == protocol.OutcomeError && !(in.ExitCode != nil && *in.ExitCode == 2):
+		what = "failed"
+	default:
+		return
+	}
+	reason := "[" + out.Command + "]: " + what + `; blocking because onFailure is "block"`
+	if what == "failed" {
+		detail := strings.TrimSpace(string(out.Stderr))
+		if detail == "" && out.StartErr != nil {
+			detail = out.StartErr.Error()
+		}
+		if out.Kind == HTTP || (detail == "" && in.Error != "") {
+			detail = strings.TrimPrefix(in.Error, "Failed with non-blocking status code: ")
+		}
+		if detail != "" && detail != "No stderr output" {
+			reason += "\n" + detail
+		}
+	}
+	in.Outcome, in.Via = protocol.OutcomeBlocked, ViaOnFailure
+	switch ev.Name {
+	case "PreToolUse", "PermissionRequest", "PreModelSwitch":
+		in.Permission, in.PermissionReason, in.UpdatedInput = "deny", reason, nil
+	default:
+		in.Block, in.BlockReason, in.BlockVia = true, reason, ViaOnFailure
+	}
 }
 
 // notStarted: the shell could not find or execute the command. Claude Code calls exit 127
@@ -519,8 +586,9 @@ type parsed struct {
 }
 
 // parseStdout: JSON only when the first non-space character is '{' and the whole output
-// is one object; invalid JSON, arrays and strings are plain text (spec §4.1). A JSON
-// object cut by the runner's output cap is an error, not text: its decision is unknown.
+// is one object; arrays and strings are plain text (spec §4.1). Output that starts with
+// '{' but is not one valid object is an error (Claude Code 2.1.248), and so is a JSON
+// object cut by the runner's output cap: its decision is unknown.
 func parseStdout(ev *Event, stdout []byte, truncated bool) parsed {
 	t := bytes.TrimSpace(stdout)
 	if len(t) == 0 {
@@ -537,6 +605,13 @@ func parseStdout(ev *Event, stdout []byte, truncated bool) parsed {
 		if truncated {
 			return parsed{err: fmt.Errorf("stdout exceeded the output cap (%d bytes kept); its JSON could not be read", len(stdout))}
 		}
+		// Claude Code 2.1.248: output that starts like a JSON object but is not valid
+		// JSON is a hook error with the parse message, no longer plain text.
+		var v any
+		if err := json.Unmarshal(t, &v); err != nil {
+			return parsed{err: fmt.Errorf("hook output starts like a JSON object but is not valid JSON: %v", err)}
+		}
+		return parsed{err: errors.New("hook output starts like a JSON object but is not one JSON object")}
 	}
 	return parsed{plain: string(t)}
 }
@@ -641,7 +716,7 @@ func (in *Interpretation) Frames() []protocol.Frame {
 		fs = append(fs, f)
 	}
 	if in.Permission != "" {
-		add(protocol.Frame{Type: protocol.FramePermission, Decision: in.Permission, Reason: in.PermissionReason, Source: "hook"})
+		add(protocol.Frame{Type: protocol.FramePermission, Decision: in.Permission, Reason: in.PermissionReason, Source: "hook", Via: in.Via})
 	}
 	if len(in.UpdatedInput) > 0 {
 		add(protocol.Frame{Type: protocol.FrameUpdatedInput, Input: in.UpdatedInput})
@@ -650,7 +725,7 @@ func (in *Interpretation) Frames() []protocol.Frame {
 		add(protocol.Frame{Type: protocol.FrameAdditionalContext, Context: in.AdditionalContext})
 	}
 	if in.Block {
-		add(protocol.Frame{Type: protocol.FrameStop, Reason: in.BlockReason})
+		add(protocol.Frame{Type: protocol.FrameStop, Reason: in.BlockReason, Via: in.Via})
 	}
 	if in.Continue != nil && !*in.Continue {
 		add(protocol.Frame{Type: protocol.FramePreventContinuation})

@@ -24,7 +24,7 @@ func Merge(ev *Event, parts []Interpretation) *protocol.Result {
 	for i := range parts {
 		p := &parts[i]
 		res.Hooks = append(res.Hooks, protocol.HookOutcome{Hook: p.Hook, Outcome: p.Outcome,
-			ExitCode: p.ExitCode, DurationMS: durationMS(p.Duration), Error: p.Error})
+			ExitCode: p.ExitCode, DurationMS: durationMS(p.Duration), Error: p.Error, Via: p.Via})
 		for _, w := range p.Warnings {
 			res.Warnings = append(res.Warnings, hookName(p.Hook)+": "+w)
 		}
@@ -75,7 +75,8 @@ func mergePermission(res *protocol.Result, parts []Interpretation) {
 		}
 	}
 	ref := parts[first].Hook
-	res.HookPermission = &protocol.Permission{Decision: best, Reason: joinTexts(reasons), Source: "hook", Hook: &ref}
+	res.HookPermission = &protocol.Permission{Decision: best, Reason: joinTexts(reasons), Source: "hook", Hook: &ref,
+		Via: parts[first].Via}
 	perm := *res.HookPermission
 	res.Permission = &perm
 }

@@ -95,6 +95,10 @@ type Frame struct {
 	Reason       string   `json:"reason,omitempty"`
 	Source       string   `json:"source,omitempty"`
 	OverriddenBy *RuleRef `json:"overridden_by,omitempty"`
+	// Via (permission and stop frames) is set when the deny or block is a hook failure
+	// turned into one rather than the hook's answer: "on_failure" (the handler's
+	// "onFailure": "block") or "on_timeout" (hookd's on_timeout: deny). Hook names it.
+	Via string `json:"via,omitempty"`
 
 	// updated_input
 	Input json.RawMessage `json:"input,omitempty"`
@@ -138,6 +142,10 @@ type Permission struct {
 	Source       string   `json:"source,omitempty"` // hook | rule
 	Hook         *HookRef `json:"hook,omitempty"`
 	OverriddenBy *RuleRef `json:"overridden_by,omitempty"`
+	// Via is "on_failure" or "on_timeout" when the deciding hook did not answer but
+	// failed, and its handler (onFailure: block) or hookd's configuration (on_timeout:
+	// deny) turned the failure into this deny. Hook is that handler.
+	Via string `json:"via,omitempty"`
 }
 
 // HookOutcome summarises what one handler did for this event.
@@ -147,6 +155,9 @@ type HookOutcome struct {
 	ExitCode   *int    `json:"exit_code,omitempty"`
 	DurationMS float64 `json:"duration_ms"`
 	Error      string  `json:"error,omitempty"`
+	// Via is "on_failure" or "on_timeout" when the hook failed (Error says how) and the
+	// failure was turned into its block or deny (Outcome "blocked").
+	Via string `json:"via,omitempty"`
 }
 
 // Outcome values.
@@ -209,7 +220,9 @@ type Block struct {
 	Hook   *HookRef `json:"hook,omitempty"`
 	// Via says how the hooks blocked: "exit2" when every block came from exit code 2,
 	// "exit" for a WorktreeCreate hook failing with another non-zero code (or not
-	// starting), "json" otherwise (decision:"block" and friends).
+	// starting), "on_failure" when every block was a failed hook whose handler says
+	// "onFailure": "block", "on_timeout" when every block was a timeout hookd's
+	// on_timeout: deny turned into one, "json" otherwise (decision:"block" and friends).
 	Via string `json:"via,omitempty"`
 }
 

@@ -49,13 +49,17 @@ func filterFlags() []cli.Flag {
 		&cli.StringFlag{Name: "hook", Usage: "a matched hook whose id or command contains `TEXT`"},
 		&cli.StringFlag{Name: "source-file", Usage: "a hook or overriding rule from a settings file whose path contains `TEXT`"},
 		&cli.BoolFlag{Name: "overridden", Usage: "only decisions a permission rule overrode"},
+		&cli.StringFlag{Name: "via", Usage: "only denies and blocks a failed hook made: on_failure (onFailure: \"block\") or on_timeout (on_timeout: deny)"},
 	}
 }
 
 func filterFrom(c *cli.Context) (audit.Filter, error) {
 	f := audit.Filter{Event: c.String("event"), Decision: c.String("decision"), Tool: c.String("tool"),
 		Session: c.String("session"), Hook: c.String("hook"), SourceFile: c.String("source-file"),
-		Overridden: c.Bool("overridden")}
+		Overridden: c.Bool("overridden"), Via: c.String("via")}
+	if f.Via != "" && f.Via != "on_failure" && f.Via != "on_timeout" {
+		return f, fmt.Errorf("--via %q: want on_failure or on_timeout", f.Via)
+	}
 	var err error
 	if f.Since, err = parseWhen(c.String("since"), "--since"); err != nil {
 		return f, err
@@ -63,7 +67,7 @@ func filterFrom(c *cli.Context) (audit.Filter, error) {
 	if f.Until, err = parseWhen(c.String("until"), "--until"); err != nil {
 		return f, err
 	}
-	if f.Event != "" || f.Decision != "" || f.Tool != "" || f.Session != "" || f.Hook != "" || f.SourceFile != "" || f.Overridden {
+	if f.Event != "" || f.Decision != "" || f.Tool != "" || f.Session != "" || f.Hook != "" || f.SourceFile != "" || f.Overridden || f.Via != "" {
 		f.Kinds = []string{audit.KindDecision}
 	}
 	return f, nil
@@ -155,6 +159,13 @@ func detail(r *audit.Record) string {
 	s := strings.Join(strings.Fields(r.Reason), " ")
 	if len(s) > 60 {
 		s = s[:57] + "..."
+	}
+	switch r.DecisionVia {
+	case "on_failure":
+		// Say first that no hook decided this: a failed hook's onFailure did.
+		s = "onFailure block by " + r.DecisionHook + ": " + s
+	case "on_timeout":
+		s = "on_timeout deny by " + r.DecisionHook + ": " + s
 	}
 	return s
 }

@@ -68,6 +68,10 @@ func printStatus(c *cli.Context, st *daemon.Status) {
 			fmt.Fprintf(w, "  polling %s: %s\n", s.Path, s.Watch.Detail)
 		}
 		for _, warn := range s.Warnings {
+			if rest, ok := strings.CutPrefix(warn, "error: "); ok { // an error-level finding
+				fmt.Fprintf(w, "  ERROR finding: %s\n", rest)
+				continue
+			}
 			fmt.Fprintf(w, "  warning: %s\n", warn)
 		}
 	}

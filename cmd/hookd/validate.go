@@ -43,7 +43,7 @@ would read for the project around the current directory (managed, user, project,
 				refs = src.Files()
 			}
 			w := c.App.Writer
-			bad := 0
+			bad, findings := 0, 0
 			var files []*configs.File
 			for _, r := range refs {
 				f, err := configs.LoadFile(r, src.Home)
@@ -63,6 +63,11 @@ would read for the project around the current directory (managed, user, project,
 				n := len(f.Handlers)
 				fmt.Fprintf(w, "%s: ok (%s, %d handlers, %d rules)\n", r.Path, r.Kind, n, len(f.Rules))
 				for _, warn := range f.Warnings {
+					if warn.IsError() {
+						fmt.Fprintf(w, "  error: %s\n", warn)
+						findings++
+						continue
+					}
 					fmt.Fprintf(w, "  warning: %s\n", warn)
 				}
 			}
@@ -71,6 +76,11 @@ would read for the project around the current directory (managed, user, project,
 			}
 			snap := configs.Compile(files)
 			fmt.Fprintf(w, "revision %s\n", shortHash(snap.Revision))
+			if findings > 0 {
+				// The files load and their hooks run, but something in them may change a
+				// hook's safety in Claude Code and hookd does not act on it.
+				return exitError{code: 1, msg: fmt.Sprintf("%d error-level finding(s): the files load and their hooks run, but hookd ignores what is named above", findings)}
+			}
 			return nil
 		},
 	}

@@ -132,7 +132,10 @@ type Filter struct {
 	Hook         string // substring of a matched hook's id or command
 	SourceFile   string // substring of a matched hook's settings file or the overriding rule's file
 	Overridden   bool   // only decisions a permission rule overrode
-	Kinds        []string
+	// Via selects decisions a hook failure made: "on_failure" (onFailure: block) or
+	// "on_timeout" (hookd's on_timeout: deny), exact.
+	Via   string
+	Kinds []string
 }
 
 // Match reports whether r passes the filter. Repair records pass only filters that
@@ -166,6 +169,9 @@ func (f *Filter) Match(r *Record) bool {
 		return false
 	}
 	if f.Overridden && r.Override == nil {
+		return false
+	}
+	if f.Via != "" && r.DecisionVia != f.Via {
 		return false
 	}
 	if f.Hook != "" {

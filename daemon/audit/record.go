@@ -60,12 +60,17 @@ type Record struct {
 	HookDecision string `json:"hook_decision,omitempty"`
 	// Decision is the final answer (Decision* constants); DecisionSource says who made
 	// it ("hook" or "rule") when known.
-	Decision       string    `json:"decision,omitempty"`
-	DecisionSource string    `json:"decision_source,omitempty"`
-	Reason         string    `json:"reason,omitempty"`
-	RuleAnswer     *Rule     `json:"rule_answer,omitempty"` // the permission rules' own answer
-	Override       *Override `json:"override,omitempty"`
-	ExitCode       int       `json:"exit_code"`
+	Decision       string `json:"decision,omitempty"`
+	DecisionSource string `json:"decision_source,omitempty"`
+	// DecisionVia is "on_failure" when the deny or block is a failed hook turned into
+	// one by its handler's "onFailure": "block", "on_timeout" when hookd's on_timeout:
+	// deny did it; DecisionHook is that hook's id.
+	DecisionVia  string    `json:"decision_via,omitempty"`
+	DecisionHook string    `json:"decision_hook,omitempty"`
+	Reason       string    `json:"reason,omitempty"`
+	RuleAnswer   *Rule     `json:"rule_answer,omitempty"` // the permission rules' own answer
+	Override     *Override `json:"override,omitempty"`
+	ExitCode     int       `json:"exit_code"`
 	// UpdatedInput is the merged updatedInput, masked and capped like Input.
 	UpdatedInput json.RawMessage `json:"updated_input,omitempty"`
 	// AdditionalContextBytes are the sizes of the additionalContext strings passed on.
@@ -110,8 +115,11 @@ type Hook struct {
 	DurationMS    float64 `json:"duration_ms"`
 	Error         string  `json:"error,omitempty"`
 	Decision      string  `json:"decision,omitempty"` // this hook's own permission answer, or "block"
-	Stdout        *Output `json:"stdout,omitempty"`
-	Stderr        *Output `json:"stderr,omitempty"`
+	// Via is "on_failure" (onFailure: block) or "on_timeout" (hookd's on_timeout: deny)
+	// when Decision is not the hook's answer but its failure (Error) turned into a block.
+	Via    string  `json:"via,omitempty"`
+	Stdout *Output `json:"stdout,omitempty"`
+	Stderr *Output `json:"stderr,omitempty"`
 }
 
 // Output describes a hook's stdout or stderr without recording it.
@@ -215,6 +223,8 @@ func (r *Record) MarshalLogObject(enc zapcore.ObjectEncoder) error {
 	str(enc, "hook_decision", r.HookDecision)
 	str(enc, "decision", r.Decision)
 	str(enc, "decision_source", r.DecisionSource)
+	str(enc, "decision_via", r.DecisionVia)
+	str(enc, "decision_hook", r.DecisionHook)
 	str(enc, "reason", r.Reason)
 	if r.RuleAnswer != nil {
 		_ = enc.AddObject("rule_answer", r.RuleAnswer)
@@ -279,6 +289,7 @@ func (h *Hook) MarshalLogObject(e zapcore.ObjectEncoder) error {
 	e.AddFloat64("duration_ms", h.DurationMS)
 	str(e, "error", h.Error)
 	str(e, "decision", h.Decision)
+	str(e, "via", h.Via)
 	for _, o := range []struct {
 		k string
 		o *Output
