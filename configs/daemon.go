@@ -108,7 +108,7 @@ func LoadDaemonConfig(path string) (*DaemonConfig, error) {
 	if path == "" {
 		return c, nil
 	}
-	data, err := os.ReadFile(path)
+	data, err := ReadFile(path) // a FIFO or a hung mount must not wedge start-up or SIGHUP
 	if errors.Is(err, fs.ErrNotExist) {
 		return c, nil
 	}

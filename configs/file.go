@@ -7,9 +7,8 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
+	"io/fs"
 	"math"
-	"os"
 	"path/filepath"
 	"sort"
 	"strings"
@@ -115,35 +114,22 @@ type Permissions struct {
 	BlockReadsOutsideWorkingDirectories *bool
 }
 
-// maxFileBytes bounds what LoadFile reads: a settings file is a few kilobytes; anything
-// near this is not one.
-const maxFileBytes = 8 << 20
-
-// LoadFile reads and parses ref.Path. A leading "~/" in the path is expanded with home.
-// When the file does not exist the error is an *fs.PathError wrapping os.ErrNotExist
-// (errors.Is works): the daemon treats that as "absent", not "invalid".
+// LoadFile reads (ReadFile: non-blocking, regular files only, bounded size and time)
+// and parses ref.Path. A leading "~/" in the path is expanded with home. When the file
+// does not exist the error is an *fs.PathError wrapping os.ErrNotExist (errors.Is
+// works): the daemon treats that as "absent", not "invalid".
 func LoadFile(ref FileRef, home string) (*File, error) {
 	ref.Path = expandHome(ref.Path, home)
-	fh, err := os.Open(ref.Path)
+	data, err := ReadFile(ref.Path)
 	if err != nil {
-		// An *fs.PathError: it names the path, and both errors.Is(err, os.ErrNotExist) and
-		// os.IsNotExist(err) recognise an absent file.
-		return nil, err
-	}
-	defer fh.Close()
-	fi, err := fh.Stat()
-	if err != nil {
-		return nil, fmt.Errorf("load settings %s: %w", ref.Path, err)
-	}
-	if fi.IsDir() {
-		return nil, &FileError{File: ref.Path, Err: errors.New("is a directory, not a settings file")}
-	}
-	data, err := io.ReadAll(io.LimitReader(fh, maxFileBytes+1))
-	if err != nil {
-		return nil, fmt.Errorf("load settings %s: %w", ref.Path, err)
-	}
-	if len(data) > maxFileBytes {
-		return nil, &FileError{File: ref.Path, Err: fmt.Errorf("larger than %d bytes; not a settings file", maxFileBytes)}
+		if errors.Is(err, fs.ErrNotExist) {
+			return nil, err
+		}
+		var pe *fs.PathError
+		if errors.As(err, &pe) {
+			return nil, fmt.Errorf("load settings %s: %w", ref.Path, err)
+		}
+		return nil, &FileError{File: ref.Path, Err: err}
 	}
 	return ParseFile(ref, data, home)
 }

@@ -6,9 +6,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
-	"io"
 	"io/fs"
-	"os"
 	"path/filepath"
 	"slices"
 	"sort"
@@ -346,17 +344,11 @@ func (s *Store) read(ref configs.FileRef, prevSeen string) readResult {
 	return r
 }
 
-func readCapped(path string) ([]byte, error) {
-	f, err := os.Open(path)
-	if err != nil {
-		return nil, err
-	}
-	defer f.Close()
-	if fi, err := f.Stat(); err == nil && fi.IsDir() {
-		return nil, errors.New("is a directory, not a settings file")
-	}
-	return io.ReadAll(io.LimitReader(f, maxSettingsBytes+1))
-}
+// readCapped reads a settings file the safe way (configs.ReadFile): opened
+// non-blocking, regular files only, bounded in size and time. A FIFO among the
+// settings files used to block this read — and with it every later reload, SIGHUP and
+// shutdown — forever.
+func readCapped(path string) ([]byte, error) { return configs.ReadFile(path) }
 
 func (s *Store) compileLocked(p *projectState) *configs.Snapshot {
 	files := make([]*configs.File, 0, len(p.refs))

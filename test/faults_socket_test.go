@@ -2,6 +2,7 @@ package test
 
 import (
 	"bytes"
+	"errors"
 	"fmt"
 	"os"
 	"os/exec"
@@ -168,7 +169,7 @@ func TestFaultSocketTrustHomeUnset(t *testing.T) {
 	cmd := exec.Command(bins.hookd, "--managed-dir", e.Managed, "--user-dir", e.UserDir, "--state-dir", e.State, "serve")
 	cmd.Env = []string{"TMPDIR=" + tmp, "PATH=" + os.Getenv("PATH")}
 	out, err := runWithTimeout(cmd, 20*time.Second)
-	if err == nil || !strings.Contains(out, "refusing to serve") || !strings.Contains(out, "owned by uid") {
+	if err == nil || errors.Is(err, errStillRunning) || !strings.Contains(out, "refusing to serve") || !strings.Contains(out, "owned by uid") {
 		t.Fatalf("hookd with HOME unset in a squatted dir: err %v\n%s", err, out)
 	}
 }
@@ -192,7 +193,7 @@ func TestFaultSocketDaemonRefusesDir(t *testing.T) {
 			cmd := exec.Command(bins.hookd, append(e.DaemonArgs(), "serve")...)
 			cmd.Env = e.BaseEnv()
 			out, err := runWithTimeout(cmd, 20*time.Second)
-			if err == nil || !strings.Contains(out, "refusing to serve") || !strings.Contains(out, c.want) {
+			if err == nil || errors.Is(err, errStillRunning) || !strings.Contains(out, "refusing to serve") || !strings.Contains(out, c.want) {
 				t.Fatalf("hookd served from a directory it must refuse: err %v\n%s", err, out)
 			}
 			after, _ := os.Stat(c.dir)
@@ -216,7 +217,7 @@ func TestFaultSocketPathIsRegularFile(t *testing.T) {
 	cmd := exec.Command(bins.hookd, append(e.DaemonArgs(), "serve")...)
 	cmd.Env = e.BaseEnv()
 	out, err := runWithTimeout(cmd, 20*time.Second)
-	if err == nil || !strings.Contains(out, "not a socket") {
+	if err == nil || errors.Is(err, errStillRunning) || !strings.Contains(out, "not a socket") {
 		t.Fatalf("hookd --socket <regular file>: err %v\n%s", err, out)
 	}
 	if b, err := os.ReadFile(file); err != nil || string(b) != "do not delete" {
@@ -249,7 +250,8 @@ func mkdirMode(t *testing.T, d string, mode os.FileMode) string {
 }
 
 // runWithTimeout runs cmd and returns its combined output; a command still running
-// after d is killed (a daemon that started serving where it should have refused).
+// after d is killed and errStillRunning returned (a daemon that started serving where it
+// should have refused, a command that hangs).
 func runWithTimeout(cmd *exec.Cmd, d time.Duration) (string, error) {
 	var out syncBuffer
 	cmd.Stdout, cmd.Stderr = &out, &out
@@ -264,9 +266,12 @@ func runWithTimeout(cmd *exec.Cmd, d time.Duration) (string, error) {
 	case <-time.After(d):
 		_ = cmd.Process.Kill()
 		<-done
-		return out.String(), nil // it kept running: report as success (= not refused)
+		return out.String(), errStillRunning
 	}
 }
+
+// errStillRunning: the command was killed after the time runWithTimeout allowed it.
+var errStillRunning = errors.New("still running when the time was up (killed)")
 
 var hostile struct {
 	once sync.Once
