@@ -8,6 +8,7 @@ import (
 
 	"go.uber.org/zap"
 
+	"github.com/hookd/hookd/daemon/settings"
 	"github.com/hookd/hookd/protocol"
 )
 
@@ -25,9 +26,9 @@ const configChangeClient = "hookd-reload"
 // The payload is the one Claude Code sends (spec §1.3): session_id is the last session
 // seen in the project ("" when none), transcript_path is "" (hookd has no transcript),
 // cwd is the project directory.
-func (e *Engine) vetoConfigChange(ctx context.Context, changes []SettingsChange) map[string]Refusal {
+func (e *Engine) vetoConfigChange(ctx context.Context, changes []settings.SettingsChange) map[string]settings.Refusal {
 	type job struct {
-		c       SettingsChange
+		c       settings.SettingsChange
 		project string
 	}
 	var jobs []job
@@ -45,7 +46,7 @@ func (e *Engine) vetoConfigChange(ctx context.Context, changes []SettingsChange)
 		return nil
 	}
 	var mu sync.Mutex
-	out := map[string]Refusal{}
+	out := map[string]settings.Refusal{}
 	var wg sync.WaitGroup
 	for _, j := range jobs {
 		wg.Add(1)
@@ -58,7 +59,7 @@ func (e *Engine) vetoConfigChange(ctx context.Context, changes []SettingsChange)
 			mu.Lock()
 			defer mu.Unlock()
 			if _, done := out[j.c.Ref.Path]; !done || j.project < out[j.c.Ref.Path].Project {
-				out[j.c.Ref.Path] = Refusal{Reason: reason, Project: j.project}
+				out[j.c.Ref.Path] = settings.Refusal{Reason: reason, Project: j.project}
 			}
 		}()
 	}
@@ -68,7 +69,7 @@ func (e *Engine) vetoConfigChange(ctx context.Context, changes []SettingsChange)
 
 // runConfigChange sends one synthesized ConfigChange event through Handle and reports
 // whether the hooks blocked it.
-func (e *Engine) runConfigChange(ctx context.Context, c SettingsChange, project string) (blocked bool, reason string) {
+func (e *Engine) runConfigChange(ctx context.Context, c settings.SettingsChange, project string) (blocked bool, reason string) {
 	session, _ := e.sessions.Load(project)
 	sid, _ := session.(string)
 	payload, _ := json.Marshal(map[string]string{

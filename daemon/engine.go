@@ -15,6 +15,8 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/hookd/hookd/configs"
+	"github.com/hookd/hookd/daemon/runner"
+	"github.com/hookd/hookd/daemon/settings"
 	"github.com/hookd/hookd/events"
 	"github.com/hookd/hookd/protocol"
 	"github.com/hookd/hookd/rules"
@@ -58,7 +60,7 @@ type Options struct {
 	Logger  *zap.Logger
 	Config  *configs.DaemonConfig
 	Sources configs.Sources // ManagedDir, UserDir, Home, Extra; the project is per event
-	Runner  Runner
+	Runner  runner.Runner
 	Audit   Auditor
 	// StateDir holds per-session files hookd creates (CLAUDE_ENV_FILE when the caller
 	// did not provide one).
@@ -71,8 +73,8 @@ type Options struct {
 type Engine struct {
 	log    *zap.Logger
 	cfg    *configs.DaemonConfig
-	store  *Store
-	runner Runner
+	store  *settings.Store
+	runner runner.Runner
 	audit  Auditor
 	state  string
 	home   string
@@ -100,7 +102,7 @@ func NewEngine(o Options) *Engine {
 		o.Config = configs.DefaultDaemonConfig()
 	}
 	if o.Runner == nil {
-		o.Runner = ExecRunner{}
+		o.Runner = runner.ExecRunner{}
 	}
 	if o.Sources.Home == "" {
 		o.Sources.Home, _ = os.UserHomeDir()
@@ -109,13 +111,13 @@ func NewEngine(o Options) *Engine {
 		log: o.Logger, cfg: o.Config, runner: o.Runner, audit: o.Audit,
 		state: o.StateDir, home: o.Sources.Home, start: time.Now(),
 	}
-	e.store = NewStore(o.Logger.Named("settings"), o.Sources)
+	e.store = settings.NewStore(o.Logger.Named("settings"), o.Sources)
 	e.store.SetVeto(e.vetoConfigChange)
 	return e
 }
 
 // Store returns the engine's settings store.
-func (e *Engine) Store() *Store { return e.store }
+func (e *Engine) Store() *settings.Store { return e.store }
 
 // Header is the part of an event payload the engine reads. The payload itself is passed
 // to hooks untouched.
@@ -198,7 +200,7 @@ func (e *Engine) Handle(ctx context.Context, req *protocol.Request, caller Calle
 	}
 	project := req.ProjectDir
 	if project == "" {
-		project = lookupEnv(env, "CLAUDE_PROJECT_DIR")
+		project = runner.LookupEnv(env, "CLAUDE_PROJECT_DIR")
 	}
 	if project == "" && h.Cwd != "" {
 		project = configs.ProjectDirFor(h.Cwd, e.home)
@@ -459,7 +461,7 @@ func failClosedOnTimeout(ev *events.Event, in *events.Interpretation, timeout ti
 }
 
 // commandOutput is what a command handler's process produced, for events.Interpret.
-func commandOutput(h *configs.Handler, pr ProcResult) events.RawOutput {
+func commandOutput(h *configs.Handler, pr runner.ProcResult) events.RawOutput {
 	return events.RawOutput{Kind: events.Command, Command: h.Command, ExitCode: pr.ExitCode,
 		Stdout: pr.Stdout, Stderr: pr.Stderr, StdoutTruncated: pr.StdoutTruncated,
 		StartErr: pr.StartErr, TimedOut: pr.TimedOut, Cancelled: pr.Cancelled, Duration: pr.Duration}
@@ -531,7 +533,7 @@ func (e *Engine) hookEnv(env []string, ev *events.Event, h Header, project strin
 	out := make([]string, len(env), len(env)+4)
 	copy(out, env)
 	fill := func(k, v string) {
-		if v != "" && lookupEnv(env, k) == "" {
+		if v != "" && runner.LookupEnv(env, k) == "" {
 			out = append(out, k+"="+v)
 		}
 	}
@@ -584,7 +586,7 @@ func (e *Engine) hookDir(cwd, project string) string {
 // largest per-hook timeout in settings up to 60 s; CLAUDE_CODE_SESSIONEND_HOOKS_TIMEOUT_MS
 // from the caller overrides it.
 func sessionEndBudget(snap *configs.Snapshot, env []string) time.Duration {
-	if v := lookupEnv(env, "CLAUDE_CODE_SESSIONEND_HOOKS_TIMEOUT_MS"); v != "" {
+	if v := runner.LookupEnv(env, "CLAUDE_CODE_SESSIONEND_HOOKS_TIMEOUT_MS"); v != "" {
 		if ms, err := strconv.Atoi(v); err == nil && ms > 0 {
 			return time.Duration(ms) * time.Millisecond
 		}
@@ -598,18 +600,7 @@ func sessionEndBudget(snap *configs.Snapshot, env []string) time.Duration {
 	return min(budget, events.SessionEndBudgetMax)
 }
 
-func lookupEnv(env []string, key string) string {
-	for i := len(env) - 1; i >= 0; i-- {
-		if v, ok := strings.CutPrefix(env[i], key+"="); ok {
-			return v
-		}
-	}
-	return ""
-}
-
 func (e *Engine) countEvent(name string) {
 	v, _ := e.counters.perEvent.LoadOrStore(name, new(atomic.Uint64))
 	v.(*atomic.Uint64).Add(1)
 }
-
-func itoa(i int) string { return strconv.Itoa(i) }

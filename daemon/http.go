@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/hookd/hookd/configs"
+	"github.com/hookd/hookd/daemon/runner"
 	"github.com/hookd/hookd/events"
 )
 
@@ -24,7 +25,7 @@ func runHTTP(ctx context.Context, h *configs.Handler, hc hookContext, capBytes i
 	start := time.Now()
 	out := events.RawOutput{Kind: events.HTTP, Command: h.URL}
 	if capBytes <= 0 {
-		capBytes = DefaultOutputCap
+		capBytes = runner.DefaultOutputCap
 	}
 	timeout := h.EffectiveTimeout()
 	cctx, cancel := context.WithTimeout(ctx, timeout)
@@ -44,7 +45,7 @@ func runHTTP(ctx context.Context, h *configs.Handler, hc hookContext, capBytes i
 			if !allowed[name] {
 				return ""
 			}
-			return lookupEnv(hc.env, name)
+			return runner.LookupEnv(hc.env, name)
 		}))
 	}
 	resp, err := httpClient.Do(req)

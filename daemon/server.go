@@ -17,6 +17,7 @@ import (
 	"go.uber.org/zap"
 	"golang.org/x/sys/unix"
 
+	"github.com/hookd/hookd/daemon/settings"
 	"github.com/hookd/hookd/protocol"
 )
 
@@ -291,25 +292,25 @@ func (s *Server) handle(ctx context.Context, req *protocol.Request, caller Calle
 
 // Status is the answer to `hookd status`.
 type Status struct {
-	Version    string         `json:"version"`
-	PID        int            `json:"pid"`
-	Uptime     string         `json:"uptime"`
-	StartedAt  time.Time      `json:"started_at"`
-	Generation uint64         `json:"generation"`
-	Mode       string         `json:"mode"`
-	Sources    []SourceStatus `json:"sources"`
+	Version    string                  `json:"version"`
+	PID        int                     `json:"pid"`
+	Uptime     string                  `json:"uptime"`
+	StartedAt  time.Time               `json:"started_at"`
+	Generation uint64                  `json:"generation"`
+	Mode       string                  `json:"mode"`
+	Sources    []settings.SourceStatus `json:"sources"`
 	// PendingErrors are the settings files that are invalid on disk now (their last good
 	// version stays in force), as "path:line:col: field: message".
 	PendingErrors []string `json:"pending_errors,omitempty"`
 	// Refused are changes a ConfigChange hook refused, as "path: reason".
 	Refused []string `json:"refused,omitempty"`
 	// Watcher is how settings files are followed; nil when no watcher runs.
-	Watcher    *WatcherStatus    `json:"watcher,omitempty"`
-	LastReload *ReloadSummary    `json:"last_reload,omitempty"`
-	Projects   []ProjectStatus   `json:"projects"`
-	Counters   map[string]uint64 `json:"counters"`
-	PerEvent   map[string]uint64 `json:"per_event,omitempty"`
-	Extra      map[string]any    `json:"extra,omitempty"`
+	Watcher    *settings.WatcherStatus  `json:"watcher,omitempty"`
+	LastReload *settings.ReloadSummary  `json:"last_reload,omitempty"`
+	Projects   []settings.ProjectStatus `json:"projects"`
+	Counters   map[string]uint64        `json:"counters"`
+	PerEvent   map[string]uint64        `json:"per_event,omitempty"`
+	Extra      map[string]any           `json:"extra,omitempty"`
 }
 
 // Status reports the engine's state.

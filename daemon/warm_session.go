@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/hookd/hookd/configs"
+	"github.com/hookd/hookd/daemon/runner"
 	"github.com/hookd/hookd/events"
 )
 
@@ -13,22 +14,22 @@ import (
 type Warmer interface {
 	// Warm makes sure one process for spec (Stdin unused) is ready or starting. It
 	// returns at once; it does nothing for specs it would not prewarm.
-	Warm(spec ProcSpec)
+	Warm(spec runner.ProcSpec)
 }
 
 // procSpec is the process a command handler runs in dir with env, with hookd's own
 // configuration for it (prewarm, worker); the caller adds Stdin.
-func (e *Engine) procSpec(h *configs.Handler, dir string, env []string) ProcSpec {
+func (e *Engine) procSpec(h *configs.Handler, dir string, env []string) runner.ProcSpec {
 	ov := e.cfg.Override(h)
 	command, args := h.Command, h.Args
 	if args != nil {
 		command, args = substituteExecForm(command, args, env)
 	}
-	return ProcSpec{
+	return runner.ProcSpec{
 		Command: command, Args: args, Dir: dir, Env: env,
 		Timeout: h.EffectiveTimeout(), OutputCap: e.cfg.OutputCapBytes,
 		Shell: h.Shell, HookID: h.ID, HookRev: HandlerRev(h),
-		Prewarm: PrewarmPolicyFor(e.cfg.Prewarm, ov.Prewarm), Worker: ov.Worker != nil && *ov.Worker,
+		Prewarm: runner.PrewarmPolicyFor(e.cfg.Prewarm, ov.Prewarm), Worker: ov.Worker != nil && *ov.Worker,
 	}
 }
 
@@ -93,7 +94,7 @@ var execPlaceholders = []string{"CLAUDE_PROJECT_DIR", "CLAUDE_PLUGIN_ROOT", "CLA
 func substituteExecForm(command string, args []string, env []string) (string, []string) {
 	var pairs []string
 	for _, name := range execPlaceholders {
-		if v := lookupEnv(env, name); v != "" {
+		if v := runner.LookupEnv(env, name); v != "" {
 			pairs = append(pairs, "${"+name+"}", v)
 		}
 	}

@@ -9,6 +9,7 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/hookd/hookd/daemon"
+	"github.com/hookd/hookd/daemon/runner"
 	"github.com/hookd/hookd/protocol"
 )
 
@@ -41,7 +42,7 @@ the daemon is unreachable.`,
 			defer closeAudit()
 			// The pool runs hooks configured as persistent workers with their line protocol
 			// (one event, then stopped); nothing is prewarmed in a one-shot process.
-			pool := daemon.NewPool(daemon.PoolOptions{Logger: log.Named("runner"), NoPrewarm: true})
+			pool := runner.NewPool(runner.PoolOptions{Logger: log.Named("runner"), NoPrewarm: true})
 			defer pool.Close()
 			eng := daemon.NewEngine(daemon.Options{Logger: log.Named("engine"), Config: cfg, Sources: sources(c, cfg), StateDir: c.String("state-dir"), Audit: aud, Runner: pool})
 			req := &protocol.Request{V: protocol.Version, EventText: string(payload), Env: os.Environ(), ProjectDir: c.String("project-dir")}

@@ -11,6 +11,8 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/hookd/hookd/daemon"
+	"github.com/hookd/hookd/daemon/runner"
+	"github.com/hookd/hookd/daemon/settings"
 )
 
 func serveCommand() *cli.Command {
@@ -34,7 +36,7 @@ every settings file (fsnotify; see docs/hot-reload.md), reloads everything on SI
 			src := sources(c, cfg)
 			// Command hooks run through the prewarm pool: prewarmed processes where safe or
 			// configured, persistent workers where configured, cold starts otherwise.
-			pool := daemon.NewPool(daemon.PoolOptions{Logger: log.Named("runner")})
+			pool := runner.NewPool(runner.PoolOptions{Logger: log.Named("runner")})
 			defer pool.Close()
 			aud, closeAudit, err := openAudit(c, cfg, log)
 			if err != nil {
@@ -54,7 +56,7 @@ every settings file (fsnotify; see docs/hot-reload.md), reloads everything on SI
 			hup := make(chan os.Signal, 1)
 			signal.Notify(hup, syscall.SIGHUP)
 			defer signal.Stop(hup)
-			w := daemon.StartWatcher(ctx, eng.Store(), daemon.WatchOptions{Logger: log.Named("watcher"), Signals: hup})
+			w := settings.StartWatcher(ctx, eng.Store(), settings.WatchOptions{Logger: log.Named("watcher"), Signals: hup})
 			defer w.Close()
 			srv.Reload = w.ReloadRequest
 			log.Info("hookd serving", zap.String("socket", sock), zap.String("version", daemon.Version),

@@ -1,4 +1,4 @@
-package daemon
+package runner
 
 import (
 	"bufio"
@@ -350,9 +350,9 @@ func looseScript(spec ProcSpec) string {
 	var words []string
 	for _, w := range raw {
 		w = strings.NewReplacer(`"`, "", `'`, "").Replace(w)
-		w = os.Expand(w, func(k string) string { return lookupEnv(spec.Env, k) })
+		w = os.Expand(w, func(k string) string { return LookupEnv(spec.Env, k) })
 		if rest, ok := strings.CutPrefix(w, "~/"); ok {
-			w = filepath.Join(lookupEnv(spec.Env, "HOME"), rest)
+			w = filepath.Join(LookupEnv(spec.Env, "HOME"), rest)
 		}
 		words = append(words, w)
 	}
@@ -413,7 +413,7 @@ func shellWords(s string, env []string) ([]string, bool) {
 		if !isName(name) {
 			return 0, false
 		}
-		v := lookupEnv(env, name)
+		v := LookupEnv(env, name)
 		if !quoted && strings.ContainsAny(v, " \t\n*?[") {
 			return 0, false
 		}
@@ -439,7 +439,7 @@ func shellWords(s string, env []string) ([]string, bool) {
 			if i+1 < len(rs) && rs[i+1] != '/' && rs[i+1] != ' ' && rs[i+1] != '\t' {
 				return nil, false // ~user
 			}
-			cur.WriteString(lookupEnv(env, "HOME"))
+			cur.WriteString(LookupEnv(env, "HOME"))
 			i++
 		case r == '\\':
 			inWord = true

@@ -1,4 +1,4 @@
-package daemon
+package settings
 
 import (
 	"context"
@@ -14,6 +14,7 @@ import (
 
 	"github.com/fsnotify/fsnotify"
 	"go.uber.org/zap"
+	"strconv"
 )
 
 // Default watcher timings. The debounce is a throttle: the first event schedules a reload
@@ -141,7 +142,7 @@ func StartWatcher(ctx context.Context, store *Store, opt WatchOptions) *Watcher 
 	w.timer = time.NewTimer(time.Hour)
 	w.timer.Stop()
 	store.OnNewProject(func(string) { w.Resync() })
-	store.watcher.Store(w)
+	store.SetWatcherStatus(w.Status)
 	w.sync()
 	w.wg.Add(1)
 	go w.run(ctx)
@@ -546,7 +547,7 @@ func statFingerprint(path string) string {
 	if st, ok := fi.Sys().(*syscall.Stat_t); ok {
 		ino, ctime = int64(st.Ino), st.Ctim.Nano()
 	}
-	return strings.Join([]string{itoa(int(ino)), itoa(int(fi.Size())), fi.ModTime().String(), itoa(int(ctime))}, "|")
+	return strings.Join([]string{strconv.Itoa(int(ino)), strconv.Itoa(int(fi.Size())), fi.ModTime().String(), strconv.Itoa(int(ctime))}, "|")
 }
 
 func describeWatchErr(err error) string {

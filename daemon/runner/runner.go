@@ -1,4 +1,4 @@
-package daemon
+package runner
 
 import (
 	"bytes"
@@ -297,4 +297,15 @@ func (b *capBuffer) Bytes() []byte {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	return append([]byte(nil), b.buf.Bytes()...)
+}
+
+// LookupEnv returns the value of key in env (KEY=value entries, the last one wins, as
+// exec does), or "" when it is absent.
+func LookupEnv(env []string, key string) string {
+	for i := len(env) - 1; i >= 0; i-- {
+		if v, ok := strings.CutPrefix(env[i], key+"="); ok {
+			return v
+		}
+	}
+	return ""
 }

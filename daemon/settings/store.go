@@ -1,4 +1,4 @@
-package daemon
+package settings
 
 import (
 	"context"
@@ -53,9 +53,11 @@ type Store struct {
 
 	generation atomic.Uint64
 	watch      atomic.Pointer[map[string]WatchInfo]
-	watcher    atomic.Pointer[Watcher]
-	lastReload atomic.Pointer[ReloadSummary]
-	retry      retryPolicy
+	// watcherStatus reports the watcher that follows this store, registered by the watcher
+	// (the store does not know the watcher itself).
+	watcherStatus atomic.Pointer[func() *WatcherStatus]
+	lastReload    atomic.Pointer[ReloadSummary]
+	retry         retryPolicy
 	// readFile reads a settings file (readCapped; tests simulate a writer mid-write).
 	readFile func(path string) ([]byte, error)
 }
@@ -719,8 +721,8 @@ func (s *Store) setWatchInfo(m map[string]WatchInfo) { s.watch.Store(&m) }
 
 // WatcherStatus reports the watcher following the store's files; nil when none runs.
 func (s *Store) WatcherStatus() *WatcherStatus {
-	if w := s.watcher.Load(); w != nil {
-		return w.Status()
+	if f := s.watcherStatus.Load(); f != nil {
+		return (*f)()
 	}
 	return nil
 }
@@ -881,3 +883,7 @@ func short(h string) string {
 	}
 	return h
 }
+
+// SetWatcherStatus registers the function that reports the watcher following this
+// store's files (StartWatcher calls it); WatcherStatus returns nil until then.
+func (s *Store) SetWatcherStatus(f func() *WatcherStatus) { s.watcherStatus.Store(&f) }

@@ -1,0 +1,12 @@
+// Package daemon is the running hookd service: the Engine (one event through the
+// dispatch pipeline: decode, snapshot, match, run handlers, interpret, merge, resolve
+// against permission rules, audit, answer) and the Server (the unix socket: peer
+// credentials, request limits, streaming frames, status and reload requests), plus
+// per-session state such as async hook results and session-scoped prewarming.
+//
+// It wires the packages below it and owns none of their ideas: settings state lives in
+// daemon/settings, process execution in daemon/runner, the decision log in
+// daemon/audit, the settings model in configs, event semantics in events, permission
+// rules in rules and the wire contract in protocol. daemon does not parse settings JSON
+// itself and does not know how a process is started.
+package daemon
