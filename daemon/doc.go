@@ -9,4 +9,6 @@
 // daemon/audit, the settings model in configs, event semantics in events, permission
 // rules in rules and the wire contract in protocol. daemon does not parse settings JSON
 // itself and does not know how a process is started.
+//
+// "spec §N" means §N of docs/spec/claude-code-hooks-spec.md (docs/spec/README.md).
 package daemon

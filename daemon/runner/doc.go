@@ -11,4 +11,6 @@
 // runner imports no hookd package. It does not know about settings files, hook events,
 // permission rules or the wire protocol: the caller turns a configured handler into a
 // ProcSpec and interprets the ProcResult.
+//
+// "spec §N" means §N of docs/spec/claude-code-hooks-spec.md (docs/spec/README.md).
 package runner

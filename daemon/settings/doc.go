@@ -11,4 +11,6 @@
 // settings does not run hooks and does not know about the engine or the socket
 // server. The store does not know the watcher either: the watcher registers its status
 // function with SetWatcherStatus.
+//
+// "spec §N" means §N of docs/spec/claude-code-hooks-spec.md (docs/spec/README.md).
 package settings
