@@ -526,6 +526,9 @@ func (d *decoder) group(ev *events.Event, g *jnode, field string, gi int) (HookG
 				d.warn(field+".matcher", "%v (ignored on %s)", err, ev.Name)
 			}
 		} else {
+			if ev.ModelMatch {
+				text = events.ModelMatcherText(text) // Claude Code strips "[1m]" before matching
+			}
 			m, err = matcher.Compile(text, ev.NarrowMatcher)
 			if err != nil {
 				return grp, nil, d.fail(mn, field+".matcher", "%v", err)

@@ -110,3 +110,17 @@ func TestUnknownHandlerFieldIsErrorLevel(t *testing.T) {
 		t.Errorf("holdsTools = %+v, want a plain warning", internal)
 	}
 }
+
+// TestModelSwitchMatcher: a model-switch group matcher loses its "[1m]" suffix before it
+// is compiled, as in Claude Code 2.1.330, so "claude-sonnet-4-5[1m]" matches the
+// (stripped) to_model "claude-sonnet-4-5".
+func TestModelSwitchMatcher(t *testing.T) {
+	f := parseOne(t, `{"hooks":{"PreModelSwitch":[{"matcher":"claude-sonnet-4-5[1m]|claude-opus-4-6","hooks":[{"type":"command","command":"g"}]}]}}`)
+	snap := Compile([]*File{f})
+	ev := f.Handlers[0].Event
+	for value, want := range map[string]int{"claude-sonnet-4-5": 1, "claude-opus-4-6": 1, "claude-haiku-4-5": 0} {
+		if run, _ := snap.Match(Query{Event: ev, MatchValue: value}); len(run) != want {
+			t.Errorf("to_model %q: %d handlers run, want %d", value, len(run), want)
+		}
+	}
+}

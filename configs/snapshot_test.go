@@ -563,7 +563,10 @@ func TestGoldenPayloads(t *testing.T) {
 		"UserPromptSubmit": [{"matcher": "Bash", "hooks": [{"type": "command", "command": "ups"}]}],
 		"MessageDisplay": [{"hooks": [{"type": "command", "command": "md"}]}],
 		"WorktreeCreate": [{"hooks": [{"type": "command", "command": "wtc"}]}],
-		"Stop": [{"hooks": [{"type": "command", "command": "stop"}, {"type": "prompt", "prompt": "done?"}]}]
+		"Stop": [{"hooks": [{"type": "command", "command": "stop"}, {"type": "prompt", "prompt": "done?"}]}],
+		"PreModelSwitch": [{"matcher": "claude-sonnet-4-5[1m]", "hooks": [{"type": "command", "command": "pms-sonnet"}]},
+		                   {"matcher": "claude-opus.*", "hooks": [{"type": "command", "command": "pms-opus"}]}],
+		"PostModelSwitch": [{"matcher": "claude-sonnet.*", "hooks": [{"type": "command", "command": "postms"}]}]
 	}}`)
 	s := tr.compile(t)
 
@@ -573,12 +576,14 @@ func TestGoldenPayloads(t *testing.T) {
 		"MessageDisplay":                   {"md"},
 		"PermissionRequest-Bash":           {"pr-bash"},
 		"PostToolBatch":                    {"ptb"},
+		"PostModelSwitch":                  {"postms"},
 		"PostToolUse-Bash":                 {"post-bash"},
 		"PostToolUse-Edit":                 {"post-edit"},
 		"PostToolUse-Read":                 {},
 		"PostToolUse-Write":                {"post-edit"},
 		"PostToolUseFailure-Bash":          {"ptuf-bash"},
 		"PostToolUseFailure-EnterWorktree": {"ptuf-wt"},
+		"PreModelSwitch":                   {"pms-sonnet"},
 		"PreToolUse-Bash":                  {"pre-bash", "pre-all"},
 		"PreToolUse-Edit":                  {"pre-edit", "pre-all"},
 		"PreToolUse-EnterWorktree":         {"pre-all"},

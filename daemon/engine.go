@@ -177,6 +177,9 @@ func ParseHeader(payload []byte) (Header, *events.Event, error) {
 		if ev.MatchBasename {
 			h.MatchValue = filepath.Base(h.MatchValue)
 		}
+		if ev.ModelMatch {
+			h.MatchValue = events.ModelMatchValue(h.MatchValue)
+		}
 	}
 	return h, ev, nil
 }

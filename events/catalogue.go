@@ -1,7 +1,9 @@
 package events
 
 import (
+	"regexp"
 	"sort"
+	"strings"
 	"time"
 )
 
@@ -91,6 +93,37 @@ type Event struct {
 	Honours []Field
 	// Exit2 describes what exit 2 does, for documentation and status.
 	Exit2 string
+	// TimeoutRefuses: a hook that does not answer in time refuses the action instead of
+	// being no decision (PreModelSwitch, Claude Code 2.1.251: "A hook that does not
+	// answer in time refuses the switch").
+	TimeoutRefuses bool
+	// ModelMatch: the matcher field is a model id; Claude Code strips a context-window
+	// suffix ("[1m]", "[2m]") from the value and from the group's matcher before matching
+	// (PreModelSwitch, PostModelSwitch). See ModelMatchValue, ModelMatcherText.
+	ModelMatch bool
+}
+
+// contextSuffix is the context-window marker Claude Code 2.1.330 strips from model ids
+// and model matchers (its ogr: /\[[12]m\](?=\s*(?:[|,]|$))/gi).
+var contextSuffix = regexp.MustCompile(`(?i)\[[12]m\](\s*(?:[|,]|$))`)
+
+// ModelMatchValue is a model id as a model-switch matcher sees it: "claude-opus-4-6[1m]"
+// → "claude-opus-4-6".
+func ModelMatchValue(s string) string {
+	if t := strings.TrimSpace(contextSuffix.ReplaceAllString(s, "$1")); t != "" {
+		return t
+	}
+	return s
+}
+
+// ModelMatcherText is a model-switch group matcher with the context-window suffixes
+// removed, as Claude Code does before compiling it (a matcher that would become empty
+// stays as written).
+func ModelMatcherText(s string) string {
+	if t := contextSuffix.ReplaceAllString(s, "$1"); strings.TrimSpace(t) != "" {
+		return t
+	}
+	return s
 }
 
 // Honoured reports whether the event acts on output field f.
@@ -132,7 +165,9 @@ func fields(extra ...Field) []Field {
 	return append(append([]Field(nil), universal...), extra...)
 }
 
-// catalogue is spec §1.1 (31 events), with §3.4 handler types and §4.4 decision control.
+// catalogue is spec §1.1 (31 events) plus the two model-switch events of Claude Code
+// 2.1.251 (33, the 2.1.330 binary's list; `make conformance` checks it), with §3.4
+// handler types and §4.4 decision control.
 var catalogue = []*Event{
 	{Name: "SessionStart", MatcherField: "source", Types: cmOnly, EnvFile: true, PlainTextContext: true,
 		Honours: fields(FAdditionalContext, FInitialUserMessage, FSessionTitle, FWatchPaths, FReloadSkills),
@@ -192,6 +227,13 @@ var catalogue = []*Event{
 		Honours: []Field{FTerminalSequence}, Exit2: "failures logged in debug only"},
 	{Name: "PreCompact", MatcherField: "trigger", CanBlock: true, Types: chm,
 		Honours: []Field{FContinue, FStopReason, FDecision, FTerminalSequence}, Exit2: "compaction blocked"},
+	// Claude Code 2.1.251 (delta "New events"): before and after the session's model
+	// changes. PreModelSwitch answers like PreToolUse (allow / deny / ask + reason; no
+	// defer, no updatedInput); exit 2 refuses the switch; a timeout refuses it.
+	{Name: "PreModelSwitch", MatcherField: "to_model", ModelMatch: true, CanBlock: true, Types: chm, TimeoutRefuses: true,
+		Honours: fields(FPermissionDecision), Exit2: "model switch refused; stderr is the reason"},
+	{Name: "PostModelSwitch", MatcherField: "to_model", ModelMatch: true, Types: chm,
+		Honours: fields(FAdditionalContext), Exit2: "stderr shown to user"},
 	{Name: "PostCompact", MatcherField: "trigger", Types: chm,
 		Honours: []Field{FContinue, FStopReason, FTerminalSequence}, Exit2: "stderr shown to user"},
 	{Name: "Elicitation", MatcherField: "mcp_server_name", CanBlock: true, Types: chm,

@@ -137,6 +137,13 @@ func Interpret(ev *Event, ref protocol.HookRef, out RawOutput) Interpretation {
 		if out.Duration > 0 {
 			in.Error = "timed out after " + out.Duration.Round(time.Millisecond).String()
 		}
+		if ev.TimeoutRefuses && !out.FailClosed {
+			// PreModelSwitch: a hook that does not answer in time refuses the switch,
+			// in Claude Code 2.1.330's words.
+			in.Outcome = protocol.OutcomeBlocked
+			in.Permission = "deny"
+			in.PermissionReason = ev.Name + " hook " + out.Command + " did not respond before its timeout"
+		}
 	case out.StartErr != nil || notStarted(out):
 		in.Outcome, in.Error = protocol.OutcomeError, startError(out)
 	case out.Kind == HTTP:
@@ -377,7 +384,7 @@ func exit2Block(ev *Event, in *Interpretation, out RawOutput, p parsed) {
 	}
 	reason := exit2Text(out)
 	in.Outcome = protocol.OutcomeBlocked
-	if ev.Name == "PreToolUse" {
+	if ev.Name == "PreToolUse" || ev.Name == "PreModelSwitch" {
 		if in.Permission == "deny" && in.PermissionReason != "" {
 			reason = in.PermissionReason
 		}
@@ -511,6 +518,10 @@ func apply(ev *Event, in *Interpretation, hj *hookJSON, skipHSO bool) {
 		}
 	}
 	switch ev.Name {
+	case "PreModelSwitch":
+		if d := str(h, "permissionDecision"); d != "" {
+			in.Permission, in.PermissionReason = d, str(h, "permissionDecisionReason")
+		}
 	case "PreToolUse":
 		if d := str(h, "permissionDecision"); d != "" {
 			in.Permission, in.PermissionReason = d, str(h, "permissionDecisionReason")

@@ -33,7 +33,8 @@ func Finalize(ev *Event, res *protocol.Result) {
 	top, hso := &object{}, &object{}
 	renderUniversal(res, top)
 	switch ev.Name {
-	case "PreToolUse":
+	case "PreToolUse", "PreModelSwitch":
+		// PreModelSwitch answers like PreToolUse; Merge never gives it updatedInput.
 		renderPreToolUse(res, hso)
 	case "PermissionRequest":
 		renderPermissionRequest(res, hso)
@@ -254,7 +255,7 @@ func renderContext(res *protocol.Result, hso *object) {
 // res.Hooks only.
 func renderExitCode(ev *Event, res *protocol.Result) {
 	switch {
-	case ev.Name == "PreToolUse" || ev.Name == "PermissionRequest" || ev.ExitCodeIgnored:
+	case ev.Name == "PreToolUse" || ev.Name == "PreModelSwitch" || ev.Name == "PermissionRequest" || ev.ExitCodeIgnored:
 		return
 	case ev.CanBlock && !ev.Honoured(FDecision):
 		if res.Block != nil && !res.PreventContinuation {

@@ -52,6 +52,10 @@ var hsoFields = []hsoField{
 	{"permissionDecision", FPermissionDecision, "PreToolUse", oneOf("allow", "deny", "ask", "defer")},
 	{"permissionDecisionReason", FPermissionDecision, "PreToolUse", isString},
 	{"updatedInput", FUpdatedInput, "PreToolUse", isObject},
+	// PreModelSwitch: PreToolUse's contract without defer (the 2.1.330 schema:
+	// permissionDecision: "allow" | "deny" | "ask").
+	{"permissionDecision", FPermissionDecision, "PreModelSwitch", oneOf("allow", "deny", "ask")},
+	{"permissionDecisionReason", FPermissionDecision, "PreModelSwitch", isString},
 	{"decision", FPermissionRequest, "PermissionRequest", isPermissionRequestDecision},
 	{"retry", FRetry, "", isBool},
 	{"updatedToolOutput", FUpdatedToolOutput, "", notNull},

@@ -21,6 +21,7 @@ var goldenPayloads = map[string]string{
 	"PostToolUse": "PostToolUse-Bash.json", "PostToolUseFailure": "PostToolUseFailure-Bash.json",
 	"PostToolBatch": "PostToolBatch.json", "ConfigChange": "ConfigChange.json",
 	"WorktreeCreate": "WorktreeCreate.json", "Stop": "Stop.json", "SessionEnd": "SessionEnd.json",
+	"PreModelSwitch": "PreModelSwitch.json", "PostModelSwitch": "PostModelSwitch.json",
 }
 
 // syntheticFields are the event-specific fields (spec §1.3) of the events Claude Code does
@@ -91,8 +92,8 @@ func TestEveryEventThroughHookcAndSocket(t *testing.T) {
 	b, _ := json.Marshal(map[string]any{"hooks": hooks})
 	e.WriteSettings("project", string(b))
 	e.Start()
-	if n := len(events.All()); n != 31 {
-		t.Fatalf("catalogue has %d events, want 31", n)
+	if n := len(events.All()); n != 33 {
+		t.Fatalf("catalogue has %d events, want 33 (Claude Code 2.1.330)", n)
 	}
 
 	for _, ev := range events.All() {
@@ -238,11 +239,13 @@ func checkFrames(t *testing.T, ev *events.Event, mode string, res *protocol.Resu
 			t.Errorf("stop: frames %v, result %+v", sortedKinds(kinds), res)
 		}
 	case "exit2":
-		if ev.CanBlock && ev.Name != "PermissionRequest" && ev.Name != "PreToolUse" && kinds["stop"] != 1 {
+		// PreToolUse and PreModelSwitch answer with a permission: exit 2 is a deny there.
+		permissionEvent := ev.Name == "PreToolUse" || ev.Name == "PreModelSwitch"
+		if ev.CanBlock && ev.Name != "PermissionRequest" && !permissionEvent && kinds["stop"] != 1 {
 			t.Errorf("exit2 on %s: want a stop frame, got %v", ev.Name, sortedKinds(kinds))
 		}
-		if ev.Name == "PreToolUse" && (res.Permission == nil || res.Permission.Decision != "deny") {
-			t.Errorf("exit2 on PreToolUse: permission %+v", res.Permission)
+		if permissionEvent && (res.Permission == nil || res.Permission.Decision != "deny") {
+			t.Errorf("exit2 on %s: permission %+v", ev.Name, res.Permission)
 		}
 	}
 }

@@ -18,10 +18,12 @@ type hooksValue = object
 
 // handlerInfo is what the installer reads of one handler.
 type handlerInfo struct {
-	Type    string   `json:"type"`
-	Command string   `json:"command"`
-	Args    []string `json:"args"`
-	Timeout *float64 `json:"timeout"`
+	Type      string   `json:"type"`
+	Command   string   `json:"command"`
+	Args      []string `json:"args"`
+	Timeout   *float64 `json:"timeout"`
+	OnFailure string   `json:"onFailure"`
+	Async     bool     `json:"async"`
 }
 
 // movable reports whether hookd runs handlers of this type itself (command and http);
@@ -229,8 +231,12 @@ func forwarders(moved hooksValue, cmd string) hooksValue {
 	fileMatchers := []*string{}
 	seenMatcher := map[string]bool{}
 	movedEvents := map[string]bool{}
+	failClosed := map[string]bool{}
 	eachHandler(moved, func(event string, m *string, hi handlerInfo) {
 		movedEvents[event] = true
+		if hi.OnFailure == "block" && !hi.Async {
+			failClosed[event] = true
+		}
 		ev, _ := events.Lookup(event)
 		d := time.Duration(0)
 		if hi.Timeout != nil && *hi.Timeout > 0 && !math.IsInf(*hi.Timeout, 0) {
@@ -273,6 +279,12 @@ func forwarders(moved hooksValue, cmd string) hooksValue {
 			}
 		default:
 			handler = append(handler, member{"timeout", seconds(timeout)})
+		}
+		if failClosed[name] {
+			// A moved hook fails closed: so must its forwarder. Should hookc itself time
+			// out or fail to start, Claude Code then blocks as it would have for the
+			// hook (a Claude Code key, 2.1.295+; not one of hookd's own).
+			handler = append(handler, member{"onFailure", str("block")})
 		}
 		hooks := array([]json.RawMessage{handler.raw()})
 		var groups []json.RawMessage

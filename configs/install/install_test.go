@@ -458,3 +458,47 @@ func TestSplice(t *testing.T) {
 		t.Error("duplicate key accepted")
 	}
 }
+
+// TestForwarderFailsClosedWithItsHooks: when a moved hook of an event says "onFailure":
+// "block", the forwarder of that event says it too, so a forwarder that times out or
+// cannot start blocks in Claude Code as the hook itself would have; other events'
+// forwarders (and async hooks' events) do not. The model-switch events get forwarders
+// like every other event.
+func TestForwarderFailsClosedWithItsHooks(t *testing.T) {
+	w := newWorld(t, `{"hooks": {
+  "PreToolUse": [{"matcher": "Bash", "hooks": [{"type": "command", "command": "/g/guard.sh", "onFailure": "block"}]}],
+  "PostToolUse": [{"hooks": [{"type": "command", "command": "/g/bg.sh", "async": true, "onFailure": "block"}]}],
+  "Stop": [{"hooks": [{"type": "command", "command": "/g/stop.sh"}]}]
+}}`)
+	w.install()
+	var cc map[string][]struct {
+		Matcher *string                      `json:"matcher"`
+		Hooks   []map[string]json.RawMessage `json:"hooks"`
+	}
+	if err := json.Unmarshal([]byte(hooksOf(t, w.read(w.settings))), &cc); err != nil {
+		t.Fatal(err)
+	}
+	onFailure := func(event string) string {
+		for _, g := range cc[event] {
+			for _, h := range g.Hooks {
+				if v, ok := h["onFailure"]; ok {
+					return string(v)
+				}
+			}
+		}
+		return ""
+	}
+	if got := onFailure("PreToolUse"); got != `"block"` {
+		t.Errorf("PreToolUse forwarder onFailure = %s, want \"block\"", got)
+	}
+	for _, ev := range []string{"PostToolUse", "Stop", "UserPromptSubmit"} {
+		if got := onFailure(ev); got != "" {
+			t.Errorf("%s forwarder onFailure = %s, want none", ev, got)
+		}
+	}
+	for _, ev := range []string{"PreModelSwitch", "PostModelSwitch"} {
+		if len(cc[ev]) != 1 || cc[ev][0].Matcher == nil || *cc[ev][0].Matcher != "*" {
+			t.Errorf("%s: forwarder groups %+v, want one with matcher \"*\"", ev, cc[ev])
+		}
+	}
+}
