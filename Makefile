@@ -13,10 +13,10 @@ BENCHTIME ?= 1x
 UNIT_TIMEOUT ?= 15m
 SOAK_TIMEOUT ?= 40m
 
-.PHONY: help build run test unit e2e soak bench fuzz lint clean
+.PHONY: help build run test unit conformance e2e pin-claude soak bench fuzz lint clean
 
 help: ## list targets
-	@awk 'BEGIN{FS=":.*## "} /^[a-z][a-z0-9-]*:.*## /{printf "  %-6s %s\n", $$1, $$2}' $(MAKEFILE_LIST)
+	@awk 'BEGIN{FS=":.*## "} /^[a-z][a-z0-9-]*:.*## /{printf "  %-11s %s\n", $$1, $$2}' $(MAKEFILE_LIST)
 
 build: ## build bin/hookd and bin/hookc
 	CGO_ENABLED=0 $(GO) build -trimpath -ldflags '$(LDFLAGS)' -o $(BIN)/hookd ./cmd/hookd
@@ -25,7 +25,7 @@ build: ## build bin/hookd and bin/hookc
 run: build ## build and start hookd in the foreground on the default settings sources
 	$(BIN)/hookd --debug serve
 
-test: lint unit e2e ## what CI runs first: lint, every test with -race, the real Claude Code suite
+test: lint unit conformance e2e ## what CI runs first: lint, every test with -race, the drift check, the real Claude Code suite
 
 unit: ## go test -race ./... (UNIT_TIMEOUT per package; soak tests skip, saying so)
 	$(GO) test -race -count=1 -timeout $(UNIT_TIMEOUT) ./...
@@ -33,6 +33,20 @@ unit: ## go test -race ./... (UNIT_TIMEOUT per package; soak tests skip, saying 
 soak: ## long soak tests (Test...Soak, 10,000 events and the like; minutes); CI runs it after make test
 	HOOKD_SOAK=1 $(GO) test -race -count=1 -run 'Soak$$' -timeout $(SOAK_TIMEOUT) ./...
 	HOOKD_ZYGOTE_SOAK=10000 $(GO) test -race -count=1 -run '^TestNoLeaks$$' -timeout $(SOAK_TIMEOUT) ./daemon/runner/zygote/
+
+conformance: ## drift check: the pinned Claude Code's hook events and handler fields vs hookd's catalogue and decoder
+	@if [ -n "$$HOOKD_CLAUDE_BIN" ]; then bin=$$HOOKD_CLAUDE_BIN; \
+	elif [ "$$CI" = true ] || command -v npm >/dev/null 2>&1; then bin=$$(test/e2e/install-claude.sh --print-bin) || exit 1; \
+	else echo "conformance: npm not found and HOOKD_CLAUDE_BIN unset: SKIPPING the drift check against Claude Code"; exit 0; fi; \
+	HOOKD_CONFORMANCE=1 HOOKD_CLAUDE_BIN=$$bin $(GO) test -count=1 -v -run 'TestConformance|TestExtract|TestCheck' ./test/conformance/
+
+pin-claude: ## move the pinned Claude Code in one command: make pin-claude CLAUDE_VERSION=2.1.331 (then runs conformance and e2e on it)
+	@case "$(CLAUDE_VERSION)" in [0-9]*.[0-9]*.[0-9]*) ;; *) echo "usage: make pin-claude CLAUDE_VERSION=x.y.z"; exit 2 ;; esac
+	sed -i.bak 's/HOOKD_CLAUDE_VERSION:-[0-9][0-9.]*}/HOOKD_CLAUDE_VERSION:-$(CLAUDE_VERSION)}/' test/e2e/install-claude.sh
+	sed -i.bak 's/claude-code@[0-9][0-9.]*/claude-code@$(CLAUDE_VERSION)/' test/e2e/probe.sh
+	rm -f test/e2e/install-claude.sh.bak test/e2e/probe.sh.bak
+	@grep -q "HOOKD_CLAUDE_VERSION:-$(CLAUDE_VERSION)}" test/e2e/install-claude.sh || { echo "pin-claude: the pin in test/e2e/install-claude.sh was not updated"; exit 1; }
+	HOOKD_CLAUDE_BIN= $(MAKE) conformance e2e
 
 e2e: ## real Claude Code vs the same hooks through hookd (installs @anthropic-ai/claude-code into test/e2e/.cache)
 	@if [ -n "$$HOOKD_CLAUDE_BIN" ]; then bin=$$HOOKD_CLAUDE_BIN; \

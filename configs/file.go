@@ -10,7 +10,6 @@ import (
 	"io/fs"
 	"math"
 	"path/filepath"
-	"sort"
 	"strings"
 	"time"
 
@@ -582,14 +581,15 @@ var ignoredHandlerFields = map[string]string{
 	"cloud":         "@internal in Claude Code: whether a cloud session driven from this machine may run the hook",
 }
 
-// HandlerFields returns every handler field hookd knows: the ones it decodes and the
-// ones it deliberately ignores (with why). `make conformance` compares this with the
-// fields the pinned Claude Code binary's settings schema accepts.
-func HandlerFields() (decoded []string, ignored map[string]string) {
-	for k := range fieldTypes {
-		decoded = append(decoded, k)
+// HandlerFields returns every handler field hookd knows: the ones it decodes, each with
+// the handler types it applies to (nil: every type), and the ones it deliberately ignores
+// (with why). `make conformance` compares this with the fields the pinned Claude Code
+// binary's settings schema accepts.
+func HandlerFields() (decoded map[string][]events.HandlerType, ignored map[string]string) {
+	decoded = make(map[string][]events.HandlerType, len(fieldTypes))
+	for k, v := range fieldTypes {
+		decoded[k] = append([]events.HandlerType(nil), v...)
 	}
-	sort.Strings(decoded)
 	ignored = make(map[string]string, len(ignoredHandlerFields))
 	for k, v := range ignoredHandlerFields {
 		ignored[k] = v
