@@ -55,8 +55,8 @@ type Caller struct {
 	Client   string
 }
 
-// Options configure an Engine.
-type Options struct {
+// EngineOptions configure an Engine (New fills them from Options).
+type EngineOptions struct {
 	Logger  *zap.Logger
 	Config  *configs.DaemonConfig
 	Sources configs.Sources // ManagedDir, UserDir, Home, Extra; the project is per event
@@ -94,7 +94,7 @@ type counters struct {
 }
 
 // NewEngine builds an engine.
-func NewEngine(o Options) *Engine {
+func NewEngine(o EngineOptions) *Engine {
 	if o.Logger == nil {
 		o.Logger = zap.NewNop()
 	}

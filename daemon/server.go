@@ -31,7 +31,7 @@ type Server struct {
 	MaxRequestBytes int
 	// Reload is called for OpReload requests; it returns a summary. nil: the engine's
 	// store reloads every file (Watcher.Reload also re-checks its watches).
-	Reload func(ctx context.Context) any
+	Reload func(ctx context.Context) settings.ReloadSummary
 	// AllowUIDs are served besides the daemon's own uid and root (tests use none).
 	AllowUIDs []int
 
@@ -266,7 +266,7 @@ func (s *Server) handle(ctx context.Context, req *protocol.Request, caller Calle
 		data, _ := json.Marshal(s.Engine.Status())
 		cw.write(&protocol.Frame{Type: protocol.FrameResult, V: protocol.Version, ID: req.ID, Data: data})
 	case protocol.OpReload:
-		var summary any
+		var summary settings.ReloadSummary
 		if s.Reload != nil {
 			summary = s.Reload(ctx)
 		} else {

@@ -187,7 +187,13 @@ func (e *Env) DaemonArgs() []string {
 func (e *Env) Start(extra ...string) {
 	e.t.Helper()
 	args := append(e.DaemonArgs(), "serve")
-	args = append(args, extra...)
+	e.StartArgs(append(args, extra...)...)
+}
+
+// StartArgs runs hookd with exactly args (which should start a daemon on e.Socket) and
+// waits until it answers a ping.
+func (e *Env) StartArgs(args ...string) {
+	e.t.Helper()
 	cmd := exec.Command(bins.hookd, args...)
 	cmd.Env = e.BaseEnv()
 	e.logs = &syncBuffer{}

@@ -19,24 +19,18 @@ import (
 
 // App builds the hookd command line.
 func App() *cli.App {
-	return &cli.App{
+	app := &cli.App{
 		Name:    "hookd",
 		Usage:   "run Claude Code hooks from a long-lived daemon",
 		Version: daemon.Version,
-		Flags: []cli.Flag{
-			&cli.StringFlag{Name: "socket", Usage: "daemon socket `PATH`", EnvVars: []string{protocol.EnvSocket}, Value: protocol.DefaultSocketPath()},
-			&cli.StringFlag{Name: "config", Usage: "hookd's own configuration `FILE` (default: $XDG_CONFIG_HOME/hookd/config.json; missing = embedded default)", EnvVars: []string{"HOOKD_CONFIG"}},
-			&cli.StringFlag{Name: "managed-dir", Usage: "managed settings `DIR`", EnvVars: []string{"HOOKD_MANAGED_DIR"}, Value: "/etc/claude-code"},
-			&cli.StringFlag{Name: "user-dir", Usage: "user settings `DIR`", EnvVars: []string{"HOOKD_USER_DIR"}, Value: defaultUserDir()},
-			&cli.StringSliceFlag{Name: "settings", Usage: "extra settings `FILE` (repeatable; like claude --settings)"},
-			&cli.StringFlag{Name: "state-dir", Usage: "state `DIR` (session env files)", EnvVars: []string{"HOOKD_STATE_DIR"}, Value: defaultStateDir()},
-			&cli.BoolFlag{Name: "debug", Usage: "human-readable debug logging"},
-		},
+		Flags:   globalFlags(),
 		Commands: []*cli.Command{
 			serveCommand(), statusCommand(), reloadCommand(), validateCommand(), runCommand(), eventsCommand(),
 			installCommand(), uninstallCommand(), auditCommand(),
 		},
 	}
+	inheritGlobals(app.Commands)
+	return app
 }
 
 func defaultUserDir() string {

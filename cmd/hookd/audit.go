@@ -9,36 +9,9 @@ import (
 	"strings"
 
 	"github.com/urfave/cli/v2"
-	"go.uber.org/zap"
 
-	"github.com/hookd/hookd/configs"
-	"github.com/hookd/hookd/daemon"
 	"github.com/hookd/hookd/daemon/audit"
 )
-
-// openAudit opens the decision log that hookd's configuration names; nil when auditing
-// is off. A log that cannot be opened (unwritable directory, full disk) is still
-// returned: blocking events then fail closed and `hookd status` shows why, until the
-// problem is fixed — the daemon keeps serving rather than leave harnesses without
-// answers.
-func openAudit(c *cli.Context, cfg *configs.DaemonConfig, log *zap.Logger) (daemon.Auditor, func(), error) {
-	if !cfg.Audit.IsEnabled() {
-		return nil, func() {}, nil
-	}
-	alog := log.Named("audit")
-	l, err := audit.Open(audit.OptionsFor(cfg.Audit, c.String("state-dir"), daemon.Version, alog))
-	if l == nil {
-		return nil, nil, err
-	}
-	if err != nil {
-		alog.Error("audit log unusable: events that can block fail closed until it is fixed", zap.Error(err))
-	}
-	return daemon.NewAuditor(l), func() {
-		if err := l.Close(); err != nil {
-			alog.Error("closing audit log", zap.Error(err))
-		}
-	}, nil
-}
 
 func auditCommand() *cli.Command {
 	return &cli.Command{

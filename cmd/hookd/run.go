@@ -9,7 +9,6 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/hookd/hookd/daemon"
-	"github.com/hookd/hookd/daemon/runner"
 	"github.com/hookd/hookd/protocol"
 )
 
@@ -34,17 +33,11 @@ the daemon is unreachable.`,
 			if err != nil {
 				return err
 			}
-			log := newLogger(c)
-			aud, closeAudit, err := openAudit(c, cfg, log)
+			d, err := daemon.New(c.Context, daemon.Options{Logger: newLogger(c), Config: cfg, Sources: sources(c, cfg), StateDir: c.String("state-dir")})
 			if err != nil {
 				return err
 			}
-			defer closeAudit()
-			// The pool runs hooks configured as persistent workers with their line protocol
-			// (one event, then stopped); nothing is prewarmed in a one-shot process.
-			pool := runner.NewPool(runner.PoolOptions{Logger: log.Named("runner"), NoPrewarm: true})
-			defer pool.Close()
-			eng := daemon.NewEngine(daemon.Options{Logger: log.Named("engine"), Config: cfg, Sources: sources(c, cfg), StateDir: c.String("state-dir"), Audit: aud, Runner: pool})
+			defer d.Close()
 			req := &protocol.Request{V: protocol.Version, EventText: string(payload), Env: os.Environ(), ProjectDir: c.String("project-dir")}
 			if len(payload) > protocol.DefaultMaxRequestBytes {
 				return exitError{code: 2, msg: "event payload exceeds the request size limit"}
@@ -61,7 +54,7 @@ the daemon is unreachable.`,
 			if c.Bool("stream") {
 				emit = func(f *protocol.Frame) { _ = protocol.WriteFrame(c.App.Writer, f) }
 			}
-			res, err := eng.Handle(context.Background(), dreq, daemon.Caller{UID: os.Getuid(), PID: os.Getpid(), Client: "hookd run"}, emit)
+			res, err := d.Handle(context.Background(), dreq, daemon.Caller{UID: os.Getuid(), PID: os.Getpid(), Client: "hookd run"}, emit)
 			if err != nil {
 				return renderError(c, payload, err)
 			}

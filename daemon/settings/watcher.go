@@ -179,9 +179,6 @@ func (w *Watcher) Reload(ctx context.Context, why string) ReloadSummary {
 
 func (w *Watcher) busy() bool { return w.busyFlag.Load() }
 
-// ReloadRequest is Reload for `hookd reload` (daemon.Server.Reload).
-func (w *Watcher) ReloadRequest(ctx context.Context) any { return w.Reload(ctx, "request") }
-
 // Status reports the watcher's state.
 func (w *Watcher) Status() *WatcherStatus {
 	st := *w.status.Load()

@@ -1,0 +1,144 @@
+package daemon
+
+import (
+	"context"
+	"errors"
+	"os"
+	"time"
+
+	"go.uber.org/zap"
+
+	"github.com/hookd/hookd/configs"
+	"github.com/hookd/hookd/daemon/audit"
+	"github.com/hookd/hookd/daemon/runner"
+	"github.com/hookd/hookd/daemon/settings"
+	"github.com/hookd/hookd/protocol"
+)
+
+// Options configure a Daemon: what `hookd serve` and `hookd run` read from their flags
+// and hookd's own configuration.
+type Options struct {
+	Logger *zap.Logger           // nil: no logging
+	Config *configs.DaemonConfig // nil: configs.DefaultDaemonConfig()
+	// Sources are the settings files every project shares (ManagedDir, UserDir, Home,
+	// Extra); each project adds its own as events arrive.
+	Sources configs.Sources
+	// StateDir holds per-session files hookd creates and, unless hookd's configuration
+	// names another place, the decision log.
+	StateDir string
+	// Socket is where Serve listens. Empty builds an in-process daemon for one event
+	// (`hookd run`): nothing is prewarmed (hooks configured as persistent workers still
+	// speak their protocol, for that one event), no watcher follows the settings files
+	// and there is no server; Handle is the only way in.
+	Socket string
+	// Signals, if set, reloads every settings file on each value received (`hookd serve`
+	// passes SIGHUP here). Only with a Socket.
+	Signals <-chan os.Signal
+	// Grace is how long Serve waits for in-flight events once its context is done.
+	Grace time.Duration
+}
+
+// Daemon is hookd assembled: the runner pool, the decision log, the settings store and
+// its watcher, the engine and, with a socket, the server. Build it with New, answer
+// events with Serve (on the socket) or Handle (in-process), and release it with Close.
+type Daemon struct {
+	log     *zap.Logger
+	opts    Options
+	pool    *runner.Pool
+	audit   *audit.Log
+	engine  *Engine
+	watcher *settings.Watcher
+	server  *Server
+}
+
+// New builds a daemon, in this order: the runner pool; the decision log when hookd's
+// configuration enables it; the engine with its settings store; then, with a Socket, the
+// server listening on it and the watcher following the settings files (stopped when ctx
+// is done or by Close).
+//
+// A decision log that cannot be opened (unwritable directory, full disk) does not fail
+// New: the daemon keeps serving, events that can block fail closed and `hookd status`
+// says why, until the problem is fixed — rather than leave harnesses without answers.
+// Only a log whose options are unusable is an error. A socket another daemon answers on
+// is an error (ErrAlreadyRunning).
+func New(ctx context.Context, o Options) (*Daemon, error) {
+	if o.Logger == nil {
+		o.Logger = zap.NewNop()
+	}
+	if o.Config == nil {
+		o.Config = configs.DefaultDaemonConfig()
+	}
+	d := &Daemon{log: o.Logger, opts: o}
+	// Command hooks run through the pool: prewarmed processes where safe or configured,
+	// persistent workers where configured, cold starts otherwise.
+	d.pool = runner.NewPool(runner.PoolOptions{Logger: o.Logger.Named("runner"), NoPrewarm: o.Socket == ""})
+	var aud Auditor
+	if o.Config.Audit.IsEnabled() {
+		alog := o.Logger.Named("audit")
+		l, err := audit.Open(audit.OptionsFor(o.Config.Audit, o.StateDir, Version, alog))
+		if l == nil {
+			d.Close()
+			return nil, err
+		}
+		if err != nil {
+			alog.Error("audit log unusable: events that can block fail closed until it is fixed", zap.Error(err))
+		}
+		d.audit, aud = l, NewAuditor(l)
+	}
+	d.engine = NewEngine(EngineOptions{
+		Logger: o.Logger.Named("engine"), Config: o.Config, Sources: o.Sources, StateDir: o.StateDir,
+		Runner: d.pool, Audit: aud,
+	})
+	if o.Socket == "" {
+		return d, nil
+	}
+	d.server = &Server{Engine: d.engine, Log: o.Logger.Named("server"), MaxRequestBytes: o.Config.MaxRequestBytes}
+	if err := d.server.Listen(o.Socket); err != nil {
+		d.Close()
+		return nil, err
+	}
+	d.watcher = settings.StartWatcher(ctx, d.engine.Store(), settings.WatchOptions{Logger: o.Logger.Named("watcher"), Signals: o.Signals})
+	d.server.Reload = func(ctx context.Context) settings.ReloadSummary { return d.watcher.Reload(ctx, "request") }
+	return d, nil
+}
+
+// Serve answers events on the socket until ctx is done, then stops accepting, lets
+// in-flight requests finish (up to Options.Grace) and removes the socket. It does not
+// Close the daemon.
+func (d *Daemon) Serve(ctx context.Context) error {
+	if d.server == nil {
+		return errors.New("daemon: Serve needs Options.Socket")
+	}
+	return d.server.Serve(ctx, d.opts.Grace)
+}
+
+// Handle answers one event in-process, exactly as the server does for a request on the
+// socket: emit (nil: none) receives each hook's frames as it finishes; the result is the
+// final answer.
+func (d *Daemon) Handle(ctx context.Context, req *protocol.Request, caller Caller, emit func(*protocol.Frame)) (*protocol.Result, error) {
+	return d.engine.Handle(ctx, req, caller, emit)
+}
+
+// Engine returns the daemon's engine.
+func (d *Daemon) Engine() *Engine { return d.engine }
+
+// Close stops the watcher, the pool's processes and the decision log. Call it after
+// Serve returned.
+func (d *Daemon) Close() error {
+	var errs []error
+	if d.watcher != nil {
+		errs = append(errs, d.watcher.Close())
+	}
+	if d.server != nil && d.server.ln != nil {
+		// Serve removes the socket; this covers a daemon that never served.
+		d.server.ln.Close()
+	}
+	d.pool.Close()
+	if d.audit != nil {
+		if err := d.audit.Close(); err != nil {
+			d.log.Named("audit").Error("closing audit log", zap.Error(err))
+			errs = append(errs, err)
+		}
+	}
+	return errors.Join(errs...)
+}
