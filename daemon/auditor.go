@@ -8,8 +8,7 @@ import (
 	"github.com/hookd/hookd/protocol"
 )
 
-// NewAuditor returns the engine's Auditor writing decision records to l. Its Status
-// appears in `hookd status` under "audit".
+// NewAuditor returns the engine's Auditor writing decision records to l.
 func NewAuditor(l *audit.Log) Auditor { return auditLog{l} }
 
 type auditLog struct{ l *audit.Log }
@@ -17,8 +16,6 @@ type auditLog struct{ l *audit.Log }
 func (a auditLog) Append(ctx context.Context, d *Decision) error {
 	return a.l.Append(ctx, AuditRecord(d))
 }
-
-func (a auditLog) Status() any { return a.l.Status() }
 
 // AuditRecord turns a decision into its audit record. Masking and size caps are the
 // log's job (audit.Log.Append), so the record holds the payload as received.

@@ -26,7 +26,7 @@ const configChangeClient = "hookd-reload"
 // The payload is the one Claude Code sends (spec §1.3): session_id is the last session
 // seen in the project ("" when none), transcript_path is "" (hookd has no transcript),
 // cwd is the project directory.
-func (e *Engine) vetoConfigChange(ctx context.Context, changes []settings.SettingsChange) map[string]settings.Refusal {
+func (e *Engine) vetoConfigChange(ctx context.Context, changes []settings.SettingsChange) map[string]protocol.Refusal {
 	type job struct {
 		c       settings.SettingsChange
 		project string
@@ -46,7 +46,7 @@ func (e *Engine) vetoConfigChange(ctx context.Context, changes []settings.Settin
 		return nil
 	}
 	var mu sync.Mutex
-	out := map[string]settings.Refusal{}
+	out := map[string]protocol.Refusal{}
 	var wg sync.WaitGroup
 	for _, j := range jobs {
 		wg.Add(1)
@@ -59,7 +59,7 @@ func (e *Engine) vetoConfigChange(ctx context.Context, changes []settings.Settin
 			mu.Lock()
 			defer mu.Unlock()
 			if _, done := out[j.c.Ref.Path]; !done || j.project < out[j.c.Ref.Path].Project {
-				out[j.c.Ref.Path] = settings.Refusal{Reason: reason, Project: j.project}
+				out[j.c.Ref.Path] = protocol.Refusal{Reason: reason, Project: j.project}
 			}
 		}()
 	}

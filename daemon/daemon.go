@@ -98,7 +98,8 @@ func New(ctx context.Context, o Options) (*Daemon, error) {
 		return nil, err
 	}
 	d.watcher = settings.StartWatcher(ctx, d.engine.Store(), settings.WatchOptions{Logger: o.Logger.Named("watcher"), Signals: o.Signals})
-	d.server.Reload = func(ctx context.Context) settings.ReloadSummary { return d.watcher.Reload(ctx, "request") }
+	d.server.Reload = func(ctx context.Context) protocol.ReloadSummary { return d.watcher.Reload(ctx, "request") }
+	d.server.Status = d.Status
 	return d, nil
 }
 

@@ -17,7 +17,6 @@ import (
 	"go.uber.org/zap"
 	"golang.org/x/sys/unix"
 
-	"github.com/hookd/hookd/daemon/settings"
 	"github.com/hookd/hookd/protocol"
 )
 
@@ -30,8 +29,11 @@ type Server struct {
 	Log             *zap.Logger
 	MaxRequestBytes int
 	// Reload is called for OpReload requests; it returns a summary. nil: the engine's
-	// store reloads every file (Watcher.Reload also re-checks its watches).
-	Reload func(ctx context.Context) settings.ReloadSummary
+	// store reloads every file (New sets Watcher.Reload, which also re-checks its watches).
+	Reload func(ctx context.Context) protocol.ReloadSummary
+	// Status answers OpStatus requests. nil: the engine's part only (New sets
+	// Daemon.Status, which adds the runner pool and the decision log).
+	Status func() protocol.Status
 	// AllowUIDs are served besides the daemon's own uid and root (tests use none).
 	AllowUIDs []int
 
@@ -263,10 +265,16 @@ func (s *Server) handle(ctx context.Context, req *protocol.Request, caller Calle
 		data, _ := json.Marshal(protocol.Ping{Versions: []int{protocol.Version}, Daemon: Version, PID: os.Getpid()})
 		cw.write(&protocol.Frame{Type: protocol.FrameResult, V: protocol.Version, ID: req.ID, Data: data})
 	case protocol.OpStatus:
-		data, _ := json.Marshal(s.Engine.Status())
+		var st protocol.Status
+		if s.Status != nil {
+			st = s.Status()
+		} else {
+			st = s.Engine.Status()
+		}
+		data, _ := json.Marshal(st)
 		cw.write(&protocol.Frame{Type: protocol.FrameResult, V: protocol.Version, ID: req.ID, Data: data})
 	case protocol.OpReload:
-		var summary settings.ReloadSummary
+		var summary protocol.ReloadSummary
 		if s.Reload != nil {
 			summary = s.Reload(ctx)
 		} else {
@@ -288,70 +296,4 @@ func (s *Server) handle(ctx context.Context, req *protocol.Request, caller Calle
 		}
 		cw.write(&protocol.Frame{Type: protocol.FrameResult, V: protocol.Version, ID: req.ID, Result: res})
 	}
-}
-
-// Status is the answer to `hookd status`.
-type Status struct {
-	Version    string                  `json:"version"`
-	PID        int                     `json:"pid"`
-	Uptime     string                  `json:"uptime"`
-	StartedAt  time.Time               `json:"started_at"`
-	Generation uint64                  `json:"generation"`
-	Mode       string                  `json:"mode"`
-	Sources    []settings.SourceStatus `json:"sources"`
-	// PendingErrors are the settings files that are invalid on disk now (their last good
-	// version stays in force), as "path:line:col: field: message".
-	PendingErrors []string `json:"pending_errors,omitempty"`
-	// Refused are changes a ConfigChange hook refused, as "path: reason".
-	Refused []string `json:"refused,omitempty"`
-	// Watcher is how settings files are followed; nil when no watcher runs.
-	Watcher    *settings.WatcherStatus  `json:"watcher,omitempty"`
-	LastReload *settings.ReloadSummary  `json:"last_reload,omitempty"`
-	Projects   []settings.ProjectStatus `json:"projects"`
-	Counters   map[string]uint64        `json:"counters"`
-	PerEvent   map[string]uint64        `json:"per_event,omitempty"`
-	Extra      map[string]any           `json:"extra,omitempty"`
-}
-
-// Status reports the engine's state.
-func (e *Engine) Status() Status {
-	files, projects := e.store.Status()
-	mode := e.cfg.Mode
-	if mode == "" {
-		mode = "parallel"
-	}
-	st := Status{
-		Version: Version, PID: os.Getpid(), StartedAt: e.start, Uptime: time.Since(e.start).Round(time.Second).String(),
-		Generation: e.store.Generation(), Mode: mode, Sources: files, Projects: projects,
-		Counters: map[string]uint64{
-			"events": e.counters.events.Load(), "errors": e.counters.errors.Load(),
-			"hooks_run": e.counters.hooksRun.Load(), "hook_errors": e.counters.hookErrors.Load(),
-			"timeouts": e.counters.timeouts.Load(), "rule_overrides": e.counters.overrides.Load(),
-			"audit_failures": e.counters.auditFailures.Load(),
-		},
-		PerEvent: map[string]uint64{},
-		Watcher:  e.store.WatcherStatus(), LastReload: e.store.LastReload(),
-	}
-	for _, f := range files {
-		if f.Error != "" {
-			st.PendingErrors = append(st.PendingErrors, f.Error)
-		}
-		if f.Refused != nil {
-			st.Refused = append(st.Refused, f.Path+": "+f.Refused.Reason)
-		}
-	}
-	if r, ok := e.runner.(interface{ Stats() map[string]any }); ok {
-		st.Extra = r.Stats() // "prewarm" and "workers"
-	}
-	if a, ok := e.audit.(interface{ Status() any }); ok {
-		if st.Extra == nil {
-			st.Extra = map[string]any{}
-		}
-		st.Extra["audit"] = a.Status()
-	}
-	e.counters.perEvent.Range(func(k, v any) bool {
-		st.PerEvent[k.(string)] = v.(interface{ Load() uint64 }).Load()
-		return true
-	})
-	return st
 }

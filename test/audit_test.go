@@ -328,7 +328,7 @@ func TestAuditFailClosed(t *testing.T) {
 	if st["counters"].(map[string]any)["audit_failures"] != 2.0 {
 		t.Errorf("audit_failures = %v", st["counters"])
 	}
-	a := st["extra"].(map[string]any)["audit"].(map[string]any)
+	a := st["audit"].(map[string]any)
 	if a["healthy"] != false || !strings.Contains(a["last_error"].(string), "not a directory") {
 		t.Errorf("status audit = %v", a)
 	}
@@ -341,7 +341,7 @@ func TestAuditFailClosed(t *testing.T) {
 	if r := e.Hookc(pre); r.Code != 0 {
 		t.Fatalf("after the directory was fixed: exit %d %q", r.Code, r.Stderr)
 	}
-	if a := e.Status()["extra"].(map[string]any)["audit"].(map[string]any); a["healthy"] != true {
+	if a := e.Status()["audit"].(map[string]any); a["healthy"] != true {
 		t.Errorf("status after healing: %v", a)
 	}
 }

@@ -418,7 +418,7 @@ func TestStatusAndValidate(t *testing.T) {
 		t.Fatalf("not-run frames %d, hooks %+v", notRun, res.Hooks)
 	}
 	st := e.Hookd("", "status")
-	for _, want := range []string{"invalid", "PreToolUse[0].matcher", "not run by hookd", "prompt", "events="} {
+	for _, want := range []string{"invalid", "PreToolUse[0].matcher", "not run by hookd", "prompt", "HOOKS RUN"} {
 		if !strings.Contains(st.Stdout, want) {
 			t.Errorf("status lacks %q:\n%s", want, st.Stdout)
 		}

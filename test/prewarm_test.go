@@ -20,11 +20,10 @@ import (
 // Black-box tests of issue 7: prewarmed processes and persistent workers, through a real
 // daemon.
 
-// runnerStats returns status.extra[section] ("prewarm" or "workers").
+// runnerStats returns status[section] ("prewarm" or "workers").
 func runnerStats(e *Env, section string) map[string]float64 {
 	e.t.Helper()
-	extra, _ := e.Status()["extra"].(map[string]any)
-	m, _ := extra[section].(map[string]any)
+	m, _ := e.Status()[section].(map[string]any)
 	out := map[string]float64{}
 	for k, v := range m {
 		if f, ok := v.(float64); ok {

@@ -1,16 +1,18 @@
 package main
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"io"
+	"sort"
+	"strconv"
 	"strings"
 	"text/tabwriter"
+	"time"
 
 	"github.com/urfave/cli/v2"
 
-	"github.com/hookd/hookd/daemon"
-	"github.com/hookd/hookd/daemon/audit"
 	"github.com/hookd/hookd/protocol"
 )
 
@@ -18,40 +20,78 @@ func statusCommand() *cli.Command {
 	return &cli.Command{
 		Name:  "status",
 		Usage: "show the running daemon's sources, revisions, errors and counters",
-		Flags: []cli.Flag{&cli.BoolFlag{Name: "json", Usage: "print the raw status JSON"}},
+		Flags: []cli.Flag{&cli.BoolFlag{Name: "json", Usage: "print the status as JSON (protocol.Status)"}},
 		Action: func(c *cli.Context) error {
 			data, err := call(c, protocol.OpStatus)
 			if err != nil {
 				return err
 			}
-			if c.Bool("json") {
-				fmt.Fprintln(c.App.Writer, string(data))
-				return nil
-			}
-			var st daemon.Status
+			var st protocol.Status
 			if err := json.Unmarshal(data, &st); err != nil {
 				return fmt.Errorf("decoding status: %w", err)
 			}
-			printStatus(c, &st)
+			if c.Bool("json") {
+				// As received (it decodes as protocol.Status): fields a newer daemon added
+				// are kept.
+				var b bytes.Buffer
+				if err := json.Indent(&b, data, "", "  "); err != nil {
+					return err
+				}
+				fmt.Fprintln(c.App.Writer, b.String())
+				return nil
+			}
+			printStatus(c.App.Writer, &st)
 			return nil
 		},
 	}
 }
 
-func printStatus(c *cli.Context, st *daemon.Status) {
-	w := c.App.Writer
+// table writes one section of `hookd status`: a title, a header row and rows, aligned.
+type table struct {
+	tw *tabwriter.Writer
+}
+
+func newTable(w io.Writer, title string, header ...string) *table {
+	fmt.Fprintf(w, "\n%s:\n", title)
+	t := &table{tabwriter.NewWriter(w, 2, 4, 2, ' ', 0)}
+	t.row(header...)
+	return t
+}
+
+func (t *table) row(cells ...string) {
+	fmt.Fprintln(t.tw, "  "+strings.Join(cells, "\t"))
+}
+
+func (t *table) flush() { t.tw.Flush() }
+
+func u(n uint64) string { return strconv.FormatUint(n, 10) }
+func i(n int) string    { return strconv.Itoa(n) }
+func clock(t time.Time) string {
+	if t.IsZero() {
+		return "-"
+	}
+	return t.Local().Format("15:04:05.000")
+}
+
+func yesNo(b bool) string {
+	if b {
+		return "yes"
+	}
+	return "no"
+}
+
+func printStatus(w io.Writer, st *protocol.Status) {
 	fmt.Fprintf(w, "hookd %s  pid %d  up %s  generation %d  mode %s\n", st.Version, st.PID, st.Uptime, st.Generation, st.Mode)
-	fmt.Fprintln(w, "\nsources:")
-	tw := tabwriter.NewWriter(w, 2, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, "  SOURCE\tSTATE\tREVISION\tLOADED\tWATCH\tPATH")
+
+	t := newTable(w, "sources", "SOURCE", "STATE", "REVISION", "LOADED", "WATCH", "PATH")
 	for _, s := range st.Sources {
 		watch := "-"
 		if s.Watch != nil {
 			watch = s.Watch.Mode
 		}
-		fmt.Fprintf(tw, "  %s\t%s\t%s\t%s\t%s\t%s\n", s.Source, s.State, shortHash(s.Revision), s.LoadedAt.Format("15:04:05.000"), watch, s.Path)
+		t.row(s.Source, s.State, shortHash(s.Revision), clock(s.LoadedAt), watch, s.Path)
 	}
-	tw.Flush()
+	t.flush()
 	for _, s := range st.Sources {
 		if s.Error != "" {
 			kept := "no previous version: its hooks are not loaded"
@@ -62,7 +102,7 @@ func printStatus(c *cli.Context, st *daemon.Status) {
 		}
 		if r := s.Refused; r != nil {
 			fmt.Fprintf(w, "  REFUSED %s: a ConfigChange hook in %s refused revision %s at %s: %s (keeping %s)\n",
-				s.Path, r.Project, shortHash(r.Revision), r.At.Format("15:04:05.000"), r.Reason, shortHash(s.Revision))
+				s.Path, r.Project, shortHash(r.Revision), clock(r.At), r.Reason, shortHash(s.Revision))
 		}
 		if s.Watch != nil && s.Watch.Mode == "polling" {
 			fmt.Fprintf(w, "  polling %s: %s\n", s.Path, s.Watch.Detail)
@@ -75,58 +115,78 @@ func printStatus(c *cli.Context, st *daemon.Status) {
 			fmt.Fprintf(w, "  warning: %s\n", warn)
 		}
 	}
+
 	if ws := st.Watcher; ws != nil {
-		pending := ""
-		if ws.Pending {
-			pending = "  (reload pending)"
-		}
-		fmt.Fprintf(w, "\nwatcher: %s, %d directories, %d files polled, debounce %s, %d events, %d reloads, %d overflows%s\n",
-			ws.Backend, len(ws.Dirs), len(ws.Polling), ws.Debounce, ws.Events, ws.Reloads, ws.Overflows, pending)
+		t := newTable(w, "watcher", "BACKEND", "DIRS", "POLLED", "DEBOUNCE", "EVENTS", "RELOADS", "OVERFLOWS", "PENDING")
+		t.row(ws.Backend, i(len(ws.Dirs)), i(len(ws.Polling)), ws.Debounce, u(ws.Events), u(ws.Reloads), u(ws.Overflows), yesNo(ws.Pending))
+		t.flush()
 	}
 	if lr := st.LastReload; lr != nil {
-		fmt.Fprintf(w, "last reload: %s at %s (%s): %d files read, %d changed, %d projects swapped, %d errors, %d refused\n",
-			lr.Trigger, lr.At.Format("15:04:05.000"), lr.Took, lr.FilesRead, len(lr.Changed), lr.Swapped, len(lr.Errors), len(lr.Refused))
+		t := newTable(w, "last reload", "TRIGGER", "AT", "TOOK", "FILES READ", "CHANGED", "SWAPPED", "ERRORS", "REFUSED")
+		t.row(lr.Trigger, clock(lr.At), lr.Took, i(lr.FilesRead), i(len(lr.Changed)), i(lr.Swapped), i(len(lr.Errors)), i(len(lr.Refused)))
+		t.flush()
 	}
-	fmt.Fprintln(w, "\nprojects:")
+
+	t = newTable(w, "projects", "DIR", "REVISION", "GENERATION", "HANDLERS", "SWAPPED")
 	for _, p := range st.Projects {
-		fmt.Fprintf(w, "  %s  revision %s  generation %d  %d handlers\n", p.Dir, shortHash(p.Revision), p.Generation, p.Handlers)
+		t.row(p.Dir, shortHash(p.Revision), u(p.Generation), i(p.Handlers), clock(p.SwappedAt))
+	}
+	t.flush()
+	for _, p := range st.Projects {
 		for _, nr := range p.NotRunnable {
-			fmt.Fprintf(w, "    not run by hookd: %s\n", nr)
+			fmt.Fprintf(w, "  %s: not run by hookd: %s\n", p.Dir, nr)
 		}
 	}
-	fmt.Fprintln(w, "\ncounters:")
-	var parts []string
-	for _, k := range []string{"events", "errors", "hooks_run", "hook_errors", "timeouts", "rule_overrides", "audit_failures"} {
-		parts = append(parts, fmt.Sprintf("%s=%d", k, st.Counters[k]))
-	}
-	fmt.Fprintln(w, "  "+strings.Join(parts, "  "))
-	for k, v := range st.Extra {
-		if k == "audit" {
-			continue
+
+	c := st.Counters
+	t = newTable(w, "counters", "EVENTS", "ERRORS", "HOOKS RUN", "HOOK ERRORS", "TIMEOUTS", "RULE OVERRIDES", "AUDIT FAILURES")
+	t.row(u(c.Events), u(c.Errors), u(c.HooksRun), u(c.HookErrors), u(c.Timeouts), u(c.RuleOverrides), u(c.AuditFailures))
+	t.flush()
+	if len(st.PerEvent) > 0 {
+		names := make([]string, 0, len(st.PerEvent))
+		for n := range st.PerEvent {
+			names = append(names, n)
 		}
-		b, _ := json.Marshal(v)
-		fmt.Fprintf(w, "%s: %s\n", k, b)
+		sort.Strings(names)
+		t := newTable(w, "events", "EVENT", "ANSWERED")
+		for _, n := range names {
+			t.row(n, u(st.PerEvent[n]))
+		}
+		t.flush()
 	}
-	printAuditStatus(w, st.Extra["audit"])
+
+	if p := st.Prewarm; p != nil {
+		t := newTable(w, "prewarm", "HITS", "MISSES", "FALLBACKS", "SPAWNED", "SPAWN ERRORS", "DISCARDED", "DIED WAITING", "REAPED IDLE", "EVICTED")
+		t.row(u(p.Hits), u(p.Misses), u(p.Fallbacks), u(p.Spawned), u(p.SpawnErrors), u(p.Discarded), u(p.DiedWaiting), u(p.ReapedIdle), u(p.Evicted))
+		t.flush()
+		t = newTable(w, "prewarm pool", "IDLE", "STARTING", "KEYS", "PER KEY", "TOTAL", "IDLE TIMEOUT")
+		t.row(i(p.Idle), i(p.Starting), i(p.Keys), i(p.PerKey), i(p.Total), p.IdleTimeout)
+		t.flush()
+	}
+	if wk := st.Workers; wk != nil {
+		t := newTable(w, "workers", "RUNNING", "STARTED", "EVENTS", "CRASHES", "TIMEOUTS", "PROTOCOL ERRORS")
+		t.row(i(wk.Workers), u(wk.Started), u(wk.Events), u(wk.Crashes), u(wk.Timeouts), u(wk.ProtocolErrors))
+		t.flush()
+	}
+	printAuditStatus(w, st.Audit)
 }
 
 // printAuditStatus prints the decision log's state; a failure is shown loudly, since
 // events that can block are failing closed while it lasts.
-func printAuditStatus(w io.Writer, v any) {
-	if v == nil {
+func printAuditStatus(w io.Writer, a *protocol.AuditStatus) {
+	if a == nil {
 		fmt.Fprintln(w, "\naudit: off")
-		return
-	}
-	var a audit.Status
-	b, _ := json.Marshal(v)
-	if json.Unmarshal(b, &a) != nil {
 		return
 	}
 	state := "ok"
 	if !a.Healthy {
 		state = "FAILING (events that can block are denied)"
 	}
-	fmt.Fprintf(w, "\naudit: %s\n  %s  fsync %s  last seq %d  written %d  failures %d\n", state, a.Path, a.Fsync, a.Seq, a.Records, a.Failures)
+	fmt.Fprintf(w, "\naudit: %s\n", state)
+	t := &table{tabwriter.NewWriter(w, 2, 4, 2, ' ', 0)}
+	t.row("PATH", "FSYNC", "LAST SEQ", "WRITTEN", "BATCHES", "REPAIRS", "ROTATIONS", "FAILURES")
+	t.row(a.Path, a.Fsync, u(a.Seq), u(a.Records), u(a.Batches), u(a.Repairs), u(a.Rotations), u(a.Failures))
+	t.flush()
 	if a.LastError != "" {
 		at := ""
 		if a.LastErrorAt != nil {

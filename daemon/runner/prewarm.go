@@ -672,8 +672,29 @@ func (p *Pool) Close() {
 	}
 }
 
-// Stats reports the pool's counters and gauges for `hookd status`.
-func (p *Pool) Stats() map[string]any {
+// Stats are the pool's counters and gauges, for `hookd status`. Their fields are those of
+// protocol.PrewarmStatus and protocol.WorkerStatus (the daemon converts them; runner
+// imports no hookd package).
+type Stats struct {
+	Prewarm PrewarmStats
+	Workers WorkerStats
+}
+
+// PrewarmStats describe prewarmed processes (protocol.PrewarmStatus says what each counts).
+type PrewarmStats struct {
+	Hits, Misses, Fallbacks, Spawned, SpawnErrors, Discarded, DiedWaiting, ReapedIdle, Evicted uint64
+	Idle, Starting, Keys, PerKey, Total                                                        int
+	IdleTimeout                                                                                string
+}
+
+// WorkerStats describe persistent workers (protocol.WorkerStatus says what each counts).
+type WorkerStats struct {
+	Workers                                            int
+	Started, Events, Crashes, Timeouts, ProtocolErrors uint64
+}
+
+// Stats reports the pool's counters and gauges.
+func (p *Pool) Stats() Stats {
 	p.mu.Lock()
 	idle, starting := 0, 0
 	for _, wk := range p.keys {
@@ -683,15 +704,15 @@ func (p *Pool) Stats() map[string]any {
 	keys := len(p.keys)
 	p.mu.Unlock()
 	s := &p.stats
-	return map[string]any{
-		"prewarm": map[string]any{
-			"hits": s.hits.Load(), "misses": s.misses.Load(), "fallbacks": s.fallbacks.Load(),
-			"spawned": s.spawned.Load(), "spawn_errors": s.spawnErrors.Load(), "discarded": s.discarded.Load(),
-			"died_waiting": s.died.Load(), "reaped_idle": s.reaped.Load(), "evicted": s.evicted.Load(),
-			"idle": idle, "starting": starting, "keys": keys,
-			"per_key": p.opts.PerKey, "total": p.opts.Total, "idle_timeout": p.opts.IdleTimeout.String(),
+	return Stats{
+		Prewarm: PrewarmStats{
+			Hits: s.hits.Load(), Misses: s.misses.Load(), Fallbacks: s.fallbacks.Load(),
+			Spawned: s.spawned.Load(), SpawnErrors: s.spawnErrors.Load(), Discarded: s.discarded.Load(),
+			DiedWaiting: s.died.Load(), ReapedIdle: s.reaped.Load(), Evicted: s.evicted.Load(),
+			Idle: idle, Starting: starting, Keys: keys,
+			PerKey: p.opts.PerKey, Total: p.opts.Total, IdleTimeout: p.opts.IdleTimeout.String(),
 		},
-		"workers": p.workers.stats(),
+		Workers: p.workers.stats(),
 	}
 }
 

@@ -25,15 +25,19 @@ func poll(t testing.TB, timeout time.Duration, what string, cond func() bool) {
 	}
 }
 
+// stat reads one of the pool's prewarm figures by its status name.
 func stat(p *Pool, name string) uint64 {
-	v := p.Stats()["prewarm"].(map[string]any)[name]
-	switch n := v.(type) {
-	case uint64:
-		return n
-	case int:
-		return uint64(n)
+	s := p.Stats().Prewarm
+	v, ok := map[string]uint64{
+		"hits": s.Hits, "misses": s.Misses, "fallbacks": s.Fallbacks, "spawned": s.Spawned,
+		"spawn_errors": s.SpawnErrors, "discarded": s.Discarded, "died_waiting": s.DiedWaiting,
+		"reaped_idle": s.ReapedIdle, "evicted": s.Evicted,
+		"idle": uint64(s.Idle), "starting": uint64(s.Starting), "keys": uint64(s.Keys),
+	}[name]
+	if !ok {
+		panic("no prewarm figure " + name)
 	}
-	return 0
+	return v
 }
 
 func testEnv(dir string) []string {

@@ -507,13 +507,13 @@ func (ws *workerSet) close() {
 	ws.wg.Wait()
 }
 
-func (ws *workerSet) stats() map[string]any {
+func (ws *workerSet) stats() WorkerStats {
 	ws.mu.Lock()
 	n := len(ws.m)
 	ws.mu.Unlock()
-	return map[string]any{
-		"workers": n, "started": ws.started.Load(), "events": ws.events.Load(), "crashes": ws.crashes.Load(),
-		"timeouts": ws.timeouts.Load(), "protocol_errors": ws.protocolErrors.Load(),
+	return WorkerStats{
+		Workers: n, Started: ws.started.Load(), Events: ws.events.Load(), Crashes: ws.crashes.Load(),
+		Timeouts: ws.timeouts.Load(), ProtocolErrors: ws.protocolErrors.Load(),
 	}
 }
 

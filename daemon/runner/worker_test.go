@@ -40,14 +40,17 @@ func workerSpec(t *testing.T, dir string) ProcSpec {
 		Timeout: 5 * time.Second}
 }
 
+// wstat reads one of the pool's worker figures by its status name.
 func wstat(p *Pool, name string) uint64 {
-	switch n := p.Stats()["workers"].(map[string]any)[name].(type) {
-	case uint64:
-		return n
-	case int:
-		return uint64(n)
+	s := p.Stats().Workers
+	v, ok := map[string]uint64{
+		"workers": uint64(s.Workers), "started": s.Started, "events": s.Events, "crashes": s.Crashes,
+		"timeouts": s.Timeouts, "protocol_errors": s.ProtocolErrors,
+	}[name]
+	if !ok {
+		panic("no worker figure " + name)
 	}
-	return 0
+	return v
 }
 
 func runEvent(p *Pool, spec ProcSpec, payload string) ProcResult {

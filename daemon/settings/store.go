@@ -18,6 +18,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/hookd/hookd/configs"
+	"github.com/hookd/hookd/protocol"
 )
 
 // Store owns the compiled settings: the last good version of every settings file, and
@@ -52,11 +53,11 @@ type Store struct {
 	hooks   storeHooks
 
 	generation atomic.Uint64
-	watch      atomic.Pointer[map[string]WatchInfo]
+	watch      atomic.Pointer[map[string]protocol.WatchInfo]
 	// watcherStatus reports the watcher that follows this store, registered by the watcher
 	// (the store does not know the watcher itself).
-	watcherStatus atomic.Pointer[func() *WatcherStatus]
-	lastReload    atomic.Pointer[ReloadSummary]
+	watcherStatus atomic.Pointer[func() *protocol.WatcherStatus]
+	lastReload    atomic.Pointer[protocol.ReloadSummary]
 	retry         retryPolicy
 	// readFile reads a settings file (readCapped; tests simulate a writer mid-write).
 	readFile func(path string) ([]byte, error)
@@ -91,21 +92,11 @@ type fileState struct {
 	// seen identifies what the last read found (content hash, absentToken, or an error
 	// token), so a reload skips files that did not change.
 	seen     string
-	loadedAt time.Time // when good last changed (or the file was first read)
-	refused  *Refusal  // a change a ConfigChange hook refused, until the file changes again
+	loadedAt time.Time         // when good last changed (or the file was first read)
+	refused  *protocol.Refusal // a change a ConfigChange hook refused, until the file changes again
 }
 
 const absentToken = "absent"
-
-// Refusal is a settings change that a ConfigChange hook refused (spec §4.4): the previous
-// version of the file stays in force until the file changes again.
-type Refusal struct {
-	// Revision is the hash of the refused content; "" when a deletion was refused.
-	Revision string    `json:"revision,omitempty"`
-	Reason   string    `json:"reason"`
-	Project  string    `json:"project,omitempty"` // the project whose ConfigChange hooks refused
-	At       time.Time `json:"at"`
-}
 
 type projectState struct {
 	dir  string
@@ -160,28 +151,7 @@ func configChangeSource(ref configs.FileRef) string {
 // VetoFunc judges changes before they are applied. It returns, by file path, why a
 // change is refused; a refusal of a change that is not Vetoable is logged and ignored.
 // It is called without store locks held, so it may read snapshots (and run events).
-type VetoFunc func(ctx context.Context, changes []SettingsChange) map[string]Refusal
-
-// WatchInfo says how the watcher follows one settings file, for status.
-type WatchInfo struct {
-	Mode   string `json:"mode"`             // watching | polling
-	Detail string `json:"detail,omitempty"` // the directory watched, or why polling
-}
-
-// ReloadSummary is the outcome of one reload: the answer to `hookd reload`, logged for
-// every reload that changed something, and the last one shown in status.
-type ReloadSummary struct {
-	Trigger   string    `json:"trigger"`
-	At        time.Time `json:"at"`
-	Took      string    `json:"took"`
-	FilesRead int       `json:"files_read"`
-	// Changed are the files whose version in force changed.
-	Changed    []string `json:"changed,omitempty"`
-	Swapped    int      `json:"projects_swapped"`
-	Generation uint64   `json:"generation"`
-	Errors     []string `json:"errors,omitempty"`  // files that are invalid now
-	Refused    []string `json:"refused,omitempty"` // changes ConfigChange hooks refused in this reload
-}
+type VetoFunc func(ctx context.Context, changes []SettingsChange) map[string]protocol.Refusal
 
 // NewStore returns a store over base sources (ManagedDir, UserDir, Home, Extra); each
 // project adds its own project and local files.
@@ -370,11 +340,11 @@ func (s *Store) compileLocked(p *projectState) *configs.Snapshot {
 // A file that fails to parse after its bytes changed may be mid-write: it is read again
 // (retryPolicy) before it is called invalid; the other files' changes are applied
 // meanwhile.
-func (s *Store) Reload(ctx context.Context, why string, paths ...string) ReloadSummary {
+func (s *Store) Reload(ctx context.Context, why string, paths ...string) protocol.ReloadSummary {
 	s.reloadMu.Lock()
 	defer s.reloadMu.Unlock()
 	start := time.Now()
-	sum := ReloadSummary{Trigger: why, At: start}
+	sum := protocol.ReloadSummary{Trigger: why, At: start}
 
 	refs, rebuilt := s.reloadSetLocked(paths)
 	for attempt := 1; len(refs) > 0 || rebuilt; attempt++ {
@@ -523,7 +493,7 @@ func (s *Store) seenTokens(refs []configs.FileRef) map[string]string {
 // are offered to the veto (without locks), then states are recorded and the affected
 // projects recompiled and swapped under the mutex.
 // rebuilt forces every project to be recompiled (its file list changed).
-func (s *Store) apply(ctx context.Context, reads []readResult, rebuilt bool, sum *ReloadSummary) {
+func (s *Store) apply(ctx context.Context, reads []readResult, rebuilt bool, sum *protocol.ReloadSummary) {
 	type pending struct {
 		r      readResult
 		change *SettingsChange
@@ -557,7 +527,7 @@ func (s *Store) apply(ctx context.Context, reads []readResult, rebuilt bool, sum
 		return
 	}
 
-	var refusals map[string]Refusal
+	var refusals map[string]protocol.Refusal
 	if veto != nil && len(changes) > 0 {
 		refusals = veto(ctx, changes)
 	}
@@ -717,10 +687,10 @@ func (s *Store) KnownFiles() []configs.FileRef {
 
 // setWatchInfo publishes how each file is watched (the watcher calls it after every
 // change to its watch set).
-func (s *Store) setWatchInfo(m map[string]WatchInfo) { s.watch.Store(&m) }
+func (s *Store) setWatchInfo(m map[string]protocol.WatchInfo) { s.watch.Store(&m) }
 
 // WatcherStatus reports the watcher following the store's files; nil when none runs.
-func (s *Store) WatcherStatus() *WatcherStatus {
+func (s *Store) WatcherStatus() *protocol.WatcherStatus {
 	if f := s.watcherStatus.Load(); f != nil {
 		return (*f)()
 	}
@@ -728,47 +698,18 @@ func (s *Store) WatcherStatus() *WatcherStatus {
 }
 
 // LastReload returns the summary of the last reload, nil before the first.
-func (s *Store) LastReload() *ReloadSummary { return s.lastReload.Load() }
-
-// SourceStatus describes one settings file for `hookd status`.
-type SourceStatus struct {
-	Path   string `json:"path"`
-	Source string `json:"source"`
-	// State is loaded, absent, invalid (the file on disk does not parse; KeptRevision is
-	// in force), or refused (a ConfigChange hook refused the last change; see Refused).
-	State    string    `json:"state"`
-	Revision string    `json:"revision,omitempty"` // the version in force
-	LoadedAt time.Time `json:"loaded_at"`          // when that version was loaded
-	Error    string    `json:"error,omitempty"`
-	Warnings []string  `json:"warnings,omitempty"`
-	// KeptRevision is the last good version still in force while the file is invalid.
-	KeptRevision string   `json:"kept_revision,omitempty"`
-	Refused      *Refusal `json:"refused,omitempty"`
-	// Watch says how hookd notices edits: watching (fsnotify on Watch.Detail) or polling
-	// (and why). Absent when no watcher runs (`hookd run`).
-	Watch *WatchInfo `json:"watch,omitempty"`
-}
-
-// ProjectStatus describes one project's snapshot.
-type ProjectStatus struct {
-	Dir         string    `json:"dir"`
-	Revision    string    `json:"revision"`
-	Generation  uint64    `json:"generation"`
-	SwappedAt   time.Time `json:"swapped_at"`
-	Handlers    int       `json:"handlers"`
-	NotRunnable []string  `json:"not_runnable,omitempty"`
-}
+func (s *Store) LastReload() *protocol.ReloadSummary { return s.lastReload.Load() }
 
 // Status reports every file and project.
-func (s *Store) Status() ([]SourceStatus, []ProjectStatus) {
-	var watch map[string]WatchInfo
+func (s *Store) Status() ([]protocol.SourceStatus, []protocol.ProjectStatus) {
+	var watch map[string]protocol.WatchInfo
 	if w := s.watch.Load(); w != nil {
 		watch = *w
 	}
 	s.mu.Lock()
-	var files []SourceStatus
+	var files []protocol.SourceStatus
 	for _, st := range s.files {
-		fs := SourceStatus{Path: st.ref.Path, Source: string(st.ref.Origin), LoadedAt: st.loadedAt, Refused: st.refused}
+		fs := protocol.SourceStatus{Path: st.ref.Path, Source: string(st.ref.Origin), LoadedAt: st.loadedAt, Refused: st.refused}
 		if fs.Source == "" {
 			fs.Source = string(st.ref.Kind)
 		}
@@ -802,10 +743,10 @@ func (s *Store) Status() ([]SourceStatus, []ProjectStatus) {
 	}
 	s.mu.Unlock()
 	sort.Slice(files, func(i, j int) bool { return files[i].Path < files[j].Path })
-	var projects []ProjectStatus
+	var projects []protocol.ProjectStatus
 	for _, p := range *s.projects.Load() {
 		snap := p.snap.Load()
-		ps := ProjectStatus{Dir: p.dir, Revision: snap.Revision, Generation: p.gen.Load(),
+		ps := protocol.ProjectStatus{Dir: p.dir, Revision: snap.Revision, Generation: p.gen.Load(),
 			SwappedAt: time.Unix(0, p.at.Load())}
 		for _, f := range snap.Files {
 			for _, h := range f.Handlers {
@@ -886,4 +827,4 @@ func short(h string) string {
 
 // SetWatcherStatus registers the function that reports the watcher following this
 // store's files (StartWatcher calls it); WatcherStatus returns nil until then.
-func (s *Store) SetWatcherStatus(f func() *WatcherStatus) { s.watcherStatus.Store(&f) }
+func (s *Store) SetWatcherStatus(f func() *protocol.WatcherStatus) { s.watcherStatus.Store(&f) }

@@ -20,6 +20,7 @@ import (
 	"go.uber.org/zap/zaptest/observer"
 
 	"github.com/hookd/hookd/configs"
+	"github.com/hookd/hookd/protocol"
 )
 
 // world is a scratch settings hierarchy with one project and a Store over it.
@@ -95,14 +96,14 @@ func (w *world) commands() []string {
 	return out
 }
 
-func (w *world) state(kind string) SourceStatus {
+func (w *world) state(kind string) protocol.SourceStatus {
 	files, _ := w.store.Status()
 	for _, f := range files {
 		if f.Path == w.path(kind) {
 			return f
 		}
 	}
-	return SourceStatus{State: "unknown"}
+	return protocol.SourceStatus{State: "unknown"}
 }
 
 // hooksFile is a settings file with one Stop handler per command.
@@ -261,14 +262,14 @@ func TestStoreConfigChangeVeto(t *testing.T) {
 	var mu sync.Mutex
 	var offered []SettingsChange
 	refuse := map[string]bool{}
-	w.store.SetVeto(func(_ context.Context, cs []SettingsChange) map[string]Refusal {
+	w.store.SetVeto(func(_ context.Context, cs []SettingsChange) map[string]protocol.Refusal {
 		mu.Lock()
 		defer mu.Unlock()
 		offered = append(offered, cs...)
-		out := map[string]Refusal{}
+		out := map[string]protocol.Refusal{}
 		for _, c := range cs {
 			if refuse[c.Source] {
-				out[c.Ref.Path] = Refusal{Reason: "frozen", Project: c.Projects[0]}
+				out[c.Ref.Path] = protocol.Refusal{Reason: "frozen", Project: c.Projects[0]}
 			}
 		}
 		return out

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/fsnotify/fsnotify"
+	"github.com/hookd/hookd/protocol"
 	"go.uber.org/zap"
 	"strconv"
 )
@@ -40,22 +41,6 @@ type WatchOptions struct {
 	errs chan error
 }
 
-// WatcherStatus summarises the settings watcher for `hookd status`.
-type WatcherStatus struct {
-	// Backend is fsnotify, or polling when fsnotify could not start at all.
-	Backend  string   `json:"backend"`
-	Debounce string   `json:"debounce"`
-	Dirs     []string `json:"dirs"`              // directories watched
-	Polling  []string `json:"polling,omitempty"` // files polled, "path (why)"
-	// Events counts file-system events about settings files, Overflows the times the
-	// kernel queue overflowed (each one reloads everything), Reloads the reloads run.
-	Events    uint64 `json:"events"`
-	Overflows uint64 `json:"overflows"`
-	Reloads   uint64 `json:"reloads"`
-	// Pending: a reload is scheduled or running.
-	Pending bool `json:"pending"`
-}
-
 // Watcher follows the settings files of a Store with fsnotify and reloads the store when
 // they change (issue #4, STYLE §7).
 //
@@ -80,12 +65,12 @@ type Watcher struct {
 	fwErr error
 
 	resync chan struct{}
-	done   chan ReloadSummary
+	done   chan protocol.ReloadSummary
 	cancel context.CancelFunc
 	wg     sync.WaitGroup
 
 	events, overflows, reloads atomic.Uint64
-	status                     atomic.Pointer[WatcherStatus]
+	status                     atomic.Pointer[protocol.WatcherStatus]
 	busyFlag                   atomic.Bool // a reload is scheduled or running
 
 	// Owned by the run goroutine.
@@ -131,7 +116,7 @@ func StartWatcher(ctx context.Context, store *Store, opt WatchOptions) *Watcher 
 	ctx, cancel := context.WithCancel(ctx)
 	w := &Watcher{
 		store: store, log: opt.Logger, opt: opt, cancel: cancel,
-		resync: make(chan struct{}, 1), done: make(chan ReloadSummary, 1),
+		resync: make(chan struct{}, 1), done: make(chan protocol.ReloadSummary, 1),
 		dirs: map[string]*dirWatch{}, polls: map[string]*polledFile{}, dirty: map[string]bool{},
 	}
 	w.fw, w.fwErr = fsnotify.NewWatcher()
@@ -170,7 +155,7 @@ func (w *Watcher) Resync() {
 
 // Reload re-reads every settings file now (SIGHUP, `hookd reload`) and re-checks the
 // watches. It returns when the reload is done.
-func (w *Watcher) Reload(ctx context.Context, why string) ReloadSummary {
+func (w *Watcher) Reload(ctx context.Context, why string) protocol.ReloadSummary {
 	sum := w.store.Reload(ctx, why)
 	w.reloads.Add(1)
 	w.Resync()
@@ -180,7 +165,7 @@ func (w *Watcher) Reload(ctx context.Context, why string) ReloadSummary {
 func (w *Watcher) busy() bool { return w.busyFlag.Load() }
 
 // Status reports the watcher's state.
-func (w *Watcher) Status() *WatcherStatus {
+func (w *Watcher) Status() *protocol.WatcherStatus {
 	st := *w.status.Load()
 	st.Events, st.Overflows, st.Reloads = w.events.Load(), w.overflows.Load(), w.reloads.Load()
 	st.Pending = w.busyFlag.Load()
@@ -381,7 +366,7 @@ func (w *Watcher) sync() {
 			live[d] = true
 		}
 	}
-	info := map[string]WatchInfo{}
+	info := map[string]protocol.WatchInfo{}
 	polling := map[string]string{}
 	var dirs []string
 	for dir, dw := range want {
@@ -433,11 +418,11 @@ func (w *Watcher) sync() {
 	var polled []string
 	for p, r := range routes {
 		if why, ok := polling[p]; ok {
-			info[p] = WatchInfo{Mode: "polling", Detail: why}
+			info[p] = protocol.WatchInfo{Mode: "polling", Detail: why}
 			polled = append(polled, p+" ("+why+")")
 			continue
 		}
-		info[p] = WatchInfo{Mode: "watching", Detail: r}
+		info[p] = protocol.WatchInfo{Mode: "watching", Detail: r}
 	}
 	sort.Strings(dirs)
 	sort.Strings(polled)
@@ -445,7 +430,7 @@ func (w *Watcher) sync() {
 	if w.fw == nil {
 		backend = "polling"
 	}
-	w.status.Store(&WatcherStatus{Backend: backend, Debounce: w.opt.Debounce.String(), Dirs: dirs, Polling: polled})
+	w.status.Store(&protocol.WatcherStatus{Backend: backend, Debounce: w.opt.Debounce.String(), Dirs: dirs, Polling: polled})
 	w.store.setWatchInfo(info)
 }
 

@@ -205,11 +205,9 @@ func (s *session) run(b *testing.B) {
 	if s.daemon != nil { // say whether the hooks ran prewarmed: the point of the comparison
 		if c, err := protocol.Dial(context.Background(), s.sock); err == nil {
 			if f, err := c.Do(context.Background(), &protocol.Request{Op: protocol.OpStatus}, nil); err == nil {
-				var st struct {
-					Extra map[string]json.RawMessage `json:"extra"`
-				}
+				var st protocol.Status
 				_ = json.Unmarshal(f.Data, &st)
-				b.Logf("hookd session: prewarm %s", st.Extra["prewarm"])
+				b.Logf("hookd session: prewarm %+v", st.Prewarm)
 				stats := exec.Command(s.hookdBin, "--state-dir", filepath.Join(s.root, "state"), "audit", "stats")
 				stats.Env = s.env
 				out, _ := stats.CombinedOutput()

@@ -579,8 +579,7 @@ func BenchmarkWarm(b *testing.B) {
 }
 
 func prewarmStat(d *Daemon, name string) float64 {
-	extra, _ := d.Status()["extra"].(map[string]any)
-	m, _ := extra["prewarm"].(map[string]any)
+	m, _ := d.Status()["prewarm"].(map[string]any)
 	f, _ := m[name].(float64)
 	return f
 }

@@ -1,0 +1,172 @@
+package protocol
+
+import "time"
+
+// The answers to the "status" and "reload" requests, carried in a result frame's Data.
+// They are part of the wire contract like every other frame: `hookd status --json`
+// prints Status as it arrives, and tools may read it. Fields are added, never renamed.
+
+// Status is the answer to an OpStatus request: what the daemon is running and how it
+// is doing.
+type Status struct {
+	Version    string    `json:"version"`
+	PID        int       `json:"pid"`
+	Uptime     string    `json:"uptime"`
+	StartedAt  time.Time `json:"started_at"`
+	Generation uint64    `json:"generation"` // bumped by every snapshot swap
+	Mode       string    `json:"mode"`       // how handlers of one event run: parallel | sequential
+	// Sources are the settings files hookd reads, each with its state.
+	Sources []SourceStatus `json:"sources"`
+	// PendingErrors are the settings files that are invalid on disk now (their last good
+	// version stays in force), as "path:line:col: field: message".
+	PendingErrors []string `json:"pending_errors,omitempty"`
+	// Refused are changes a ConfigChange hook refused, as "path: reason".
+	Refused []string `json:"refused,omitempty"`
+	// Watcher is how settings files are followed; nil when no watcher runs.
+	Watcher    *WatcherStatus  `json:"watcher,omitempty"`
+	LastReload *ReloadSummary  `json:"last_reload,omitempty"` // nil before the first reload
+	Projects   []ProjectStatus `json:"projects"`
+	Counters   Counters        `json:"counters"`
+	// PerEvent counts the events answered, by hook event name.
+	PerEvent map[string]uint64 `json:"per_event,omitempty"`
+	// Prewarm and Workers describe the process pool; nil when hooks run without one.
+	Prewarm *PrewarmStatus `json:"prewarm,omitempty"`
+	Workers *WorkerStatus  `json:"workers,omitempty"`
+	// Audit is the decision log's state; nil when auditing is off.
+	Audit *AuditStatus `json:"audit,omitempty"`
+}
+
+// Counters are the daemon's totals since it started.
+type Counters struct {
+	Events        uint64 `json:"events"`         // events answered
+	Errors        uint64 `json:"errors"`         // requests refused (unknown event, malformed payload)
+	HooksRun      uint64 `json:"hooks_run"`      // hook processes and requests run
+	HookErrors    uint64 `json:"hook_errors"`    // hooks that failed to start, crashed or broke their output contract
+	Timeouts      uint64 `json:"timeouts"`       // hooks killed at their timeout
+	RuleOverrides uint64 `json:"rule_overrides"` // hook decisions a permission rule overrode
+	AuditFailures uint64 `json:"audit_failures"` // decisions whose record could not be written
+}
+
+// SourceStatus describes one settings file.
+type SourceStatus struct {
+	Path   string `json:"path"`
+	Source string `json:"source"`
+	// State is loaded, absent, invalid (the file on disk does not parse; KeptRevision is
+	// in force), or refused (a ConfigChange hook refused the last change; see Refused).
+	State    string    `json:"state"`
+	Revision string    `json:"revision,omitempty"` // the version in force
+	LoadedAt time.Time `json:"loaded_at"`          // when that version was loaded
+	Error    string    `json:"error,omitempty"`
+	Warnings []string  `json:"warnings,omitempty"`
+	// KeptRevision is the last good version still in force while the file is invalid.
+	KeptRevision string   `json:"kept_revision,omitempty"`
+	Refused      *Refusal `json:"refused,omitempty"`
+	// Watch says how hookd notices edits: watching (fsnotify on Watch.Detail) or polling
+	// (and why). Absent when no watcher runs (`hookd run`).
+	Watch *WatchInfo `json:"watch,omitempty"`
+}
+
+// Refusal is a settings change that a ConfigChange hook refused (spec §4.4): the previous
+// version of the file stays in force until the file changes again.
+type Refusal struct {
+	// Revision is the hash of the refused content; "" when a deletion was refused.
+	Revision string    `json:"revision,omitempty"`
+	Reason   string    `json:"reason"`
+	Project  string    `json:"project,omitempty"` // the project whose ConfigChange hooks refused
+	At       time.Time `json:"at"`
+}
+
+// WatchInfo says how the watcher follows one settings file.
+type WatchInfo struct {
+	Mode   string `json:"mode"`             // watching | polling
+	Detail string `json:"detail,omitempty"` // the directory watched, or why polling
+}
+
+// WatcherStatus summarises the settings watcher.
+type WatcherStatus struct {
+	// Backend is fsnotify, or polling when fsnotify could not start at all.
+	Backend  string   `json:"backend"`
+	Debounce string   `json:"debounce"`
+	Dirs     []string `json:"dirs"`              // directories watched
+	Polling  []string `json:"polling,omitempty"` // files polled, "path (why)"
+	// Events counts file-system events about settings files, Overflows the times the
+	// kernel queue overflowed (each one reloads everything), Reloads the reloads run.
+	Events    uint64 `json:"events"`
+	Overflows uint64 `json:"overflows"`
+	Reloads   uint64 `json:"reloads"`
+	// Pending: a reload is scheduled or running.
+	Pending bool `json:"pending"`
+}
+
+// ReloadSummary is the outcome of one reload: the answer to an OpReload request, logged
+// for every reload that changed something, and the last one shown in Status.
+type ReloadSummary struct {
+	Trigger   string    `json:"trigger"`
+	At        time.Time `json:"at"`
+	Took      string    `json:"took"`
+	FilesRead int       `json:"files_read"`
+	// Changed are the files whose version in force changed.
+	Changed    []string `json:"changed,omitempty"`
+	Swapped    int      `json:"projects_swapped"`
+	Generation uint64   `json:"generation"`
+	Errors     []string `json:"errors,omitempty"`  // files that are invalid now
+	Refused    []string `json:"refused,omitempty"` // changes ConfigChange hooks refused in this reload
+}
+
+// ProjectStatus describes one project's snapshot.
+type ProjectStatus struct {
+	Dir         string    `json:"dir"`
+	Revision    string    `json:"revision"`
+	Generation  uint64    `json:"generation"`
+	SwappedAt   time.Time `json:"swapped_at"`
+	Handlers    int       `json:"handlers"`
+	NotRunnable []string  `json:"not_runnable,omitempty"`
+}
+
+// PrewarmStatus describes the prewarm pool: hook processes started before their event
+// and left waiting on stdin.
+type PrewarmStatus struct {
+	Hits        uint64 `json:"hits"`         // events served by a prewarmed process
+	Misses      uint64 `json:"misses"`       // events of a prewarmed hook that found no process ready
+	Fallbacks   uint64 `json:"fallbacks"`    // prewarmed processes that failed when used; the event ran cold
+	Spawned     uint64 `json:"spawned"`      // processes prewarmed
+	SpawnErrors uint64 `json:"spawn_errors"` // prewarm starts that failed
+	Discarded   uint64 `json:"discarded"`    // idle processes killed: their hook or script changed, or their key was dropped
+	DiedWaiting uint64 `json:"died_waiting"` // processes that exited before their event
+	ReapedIdle  uint64 `json:"reaped_idle"`  // processes killed after the idle timeout
+	Evicted     uint64 `json:"evicted"`      // idle processes of a less recently used key killed to make room under Total
+	Idle        int    `json:"idle"`         // processes waiting now
+	Starting    int    `json:"starting"`     // processes being started now
+	Keys        int    `json:"keys"`         // distinct hook commands being prewarmed
+	PerKey      int    `json:"per_key"`      // limit per key
+	Total       int    `json:"total"`        // limit over all keys
+	IdleTimeout string `json:"idle_timeout"`
+}
+
+// WorkerStatus describes the persistent workers: hooks configured to run once and
+// answer many events over a line protocol.
+type WorkerStatus struct {
+	Workers        int    `json:"workers"`         // running now
+	Started        uint64 `json:"started"`         // processes started, restarts included
+	Events         uint64 `json:"events"`          // events answered
+	Crashes        uint64 `json:"crashes"`         // workers that exited mid-event or while idle
+	Timeouts       uint64 `json:"timeouts"`        // events that timed out (the worker is replaced)
+	ProtocolErrors uint64 `json:"protocol_errors"` // answers that broke the line protocol
+}
+
+// AuditStatus describes the decision log.
+type AuditStatus struct {
+	Path        string     `json:"path"`
+	Fsync       string     `json:"fsync"`
+	Seq         uint64     `json:"seq"`               // last record's sequence number
+	Records     uint64     `json:"records"`           // written by this process
+	Batches     uint64     `json:"batches"`           // writes (each fsynced per policy)
+	Repairs     uint64     `json:"repairs,omitempty"` // repair records written
+	Rotations   uint64     `json:"rotations,omitempty"`
+	Failures    uint64     `json:"failures"` // records that could not be written
+	LastError   string     `json:"last_error,omitempty"`
+	LastErrorAt *time.Time `json:"last_error_at,omitempty"`
+	// Healthy is false while records cannot be written: events that can block are
+	// denied (fail closed) until it recovers.
+	Healthy bool `json:"healthy"`
+}
