@@ -2,11 +2,48 @@ package daemon
 
 import (
 	"context"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"go.uber.org/zap"
+
+	"github.com/hookd/hookd/configs"
 
 	"github.com/hookd/hookd/daemon/audit"
 	"github.com/hookd/hookd/events"
 	"github.com/hookd/hookd/protocol"
 )
+
+// AuditPath returns the current decision log file for hookd's audit configuration:
+// audit.path (a directory — an existing one, or a path ending in "/" — means
+// audit.DefaultFile inside it), else <stateDir>/audit/decisions.jsonl.
+func AuditPath(c configs.AuditConfig, stateDir string) string {
+	p := c.Path
+	if p == "" {
+		return filepath.Join(stateDir, "audit", audit.DefaultFile)
+	}
+	if strings.HasSuffix(p, "/") {
+		return filepath.Join(p, audit.DefaultFile)
+	}
+	if fi, err := os.Stat(p); err == nil && fi.IsDir() {
+		return filepath.Join(p, audit.DefaultFile)
+	}
+	return p
+}
+
+// auditOptions converts hookd's audit configuration into the decision log's own
+// options (package audit knows nothing of configs).
+func auditOptions(c configs.AuditConfig, stateDir string, log *zap.Logger) audit.Options {
+	mask := make([]audit.MaskRule, len(c.Mask))
+	for i, m := range c.Mask {
+		mask[i] = audit.MaskRule{Path: m.Path, Action: m.Action}
+	}
+	return audit.Options{
+		Path: AuditPath(c, stateDir), Fsync: c.Fsync, MaxBytes: int64(c.MaxSizeMB) << 20, Retain: c.Retain,
+		Mask: mask, MaxFieldBytes: c.MaxFieldBytes, DaemonVersion: Version, Logger: log,
+	}
+}
 
 // NewAuditor returns the engine's Auditor writing decision records to l.
 func NewAuditor(l *audit.Log) Auditor { return auditLog{l} }

@@ -75,7 +75,7 @@ func New(ctx context.Context, o Options) (*Daemon, error) {
 	var aud Auditor
 	if o.Config.Audit.IsEnabled() {
 		alog := o.Logger.Named("audit")
-		l, err := audit.Open(audit.OptionsFor(o.Config.Audit, o.StateDir, Version, alog))
+		l, err := audit.Open(auditOptions(o.Config.Audit, o.StateDir, alog))
 		if l == nil {
 			d.Close()
 			return nil, err

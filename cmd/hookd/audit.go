@@ -10,6 +10,7 @@ import (
 
 	"github.com/urfave/cli/v2"
 
+	"github.com/hookd/hookd/daemon"
 	"github.com/hookd/hookd/daemon/audit"
 )
 
@@ -40,7 +41,7 @@ func auditPath(c *cli.Context) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	return audit.PathFor(cfg.Audit, c.String("state-dir")), nil
+	return daemon.AuditPath(cfg.Audit, c.String("state-dir")), nil
 }
 
 func auditVerifyCommand() *cli.Command {

@@ -18,11 +18,9 @@ import (
 
 	"go.uber.org/zap"
 	"go.uber.org/zap/zapcore"
-
-	"github.com/hookd/hookd/configs"
 )
 
-// Fsync policies (configs.AuditConfig.Fsync).
+// Fsync policies (Options.Fsync).
 const (
 	FsyncAlways = "always"
 	FsyncBatch  = "batch"
@@ -42,7 +40,7 @@ type Options struct {
 	MaxBytes int64
 	// Retain is how many rotated files to keep; 0 keeps them all.
 	Retain        int
-	Mask          []configs.MaskRule
+	Mask          []MaskRule
 	MaxFieldBytes int
 	// DaemonVersion is written into every decision record.
 	DaemonVersion string
@@ -52,37 +50,6 @@ type Options struct {
 
 // DefaultFile is the current file's name in the audit directory.
 const DefaultFile = "decisions.jsonl"
-
-// Dir returns the audit directory for hookd's configuration: the directory of
-// audit.path when set, else <stateDir>/audit.
-func Dir(c configs.AuditConfig, stateDir string) string {
-	return filepath.Dir(PathFor(c, stateDir))
-}
-
-// PathFor returns the current file for hookd's configuration: audit.path (a directory —
-// an existing one, or a path ending in "/" — means DefaultFile inside it), else
-// <stateDir>/audit/decisions.jsonl.
-func PathFor(c configs.AuditConfig, stateDir string) string {
-	p := c.Path
-	if p == "" {
-		return filepath.Join(stateDir, "audit", DefaultFile)
-	}
-	if strings.HasSuffix(p, "/") {
-		return filepath.Join(p, DefaultFile)
-	}
-	if fi, err := os.Stat(p); err == nil && fi.IsDir() {
-		return filepath.Join(p, DefaultFile)
-	}
-	return p
-}
-
-// OptionsFor converts hookd's audit configuration.
-func OptionsFor(c configs.AuditConfig, stateDir, version string, log *zap.Logger) Options {
-	return Options{
-		Path: PathFor(c, stateDir), Fsync: c.Fsync, MaxBytes: int64(c.MaxSizeMB) << 20, Retain: c.Retain,
-		Mask: c.Mask, MaxFieldBytes: c.MaxFieldBytes, DaemonVersion: version, Logger: log,
-	}
-}
 
 // Log is an open decision log. Append is safe for concurrent use.
 type Log struct {

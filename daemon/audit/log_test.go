@@ -14,8 +14,6 @@ import (
 	"time"
 
 	"go.uber.org/zap"
-
-	"github.com/hookd/hookd/configs"
 )
 
 func openLog(t *testing.T, o Options) *Log {
@@ -507,8 +505,8 @@ func TestCore(t *testing.T) {
 func TestOpenRejectsBadOptions(t *testing.T) {
 	for _, o := range []Options{
 		{Path: "x", Fsync: "sometimes"},
-		{Path: "x", Mask: []configs.MaskRule{{Path: "a..b", Action: MaskHash}}},
-		{Path: "x", Mask: []configs.MaskRule{{Path: "a", Action: "encrypt"}}},
+		{Path: "x", Mask: []MaskRule{{Path: "a..b", Action: MaskHash}}},
+		{Path: "x", Mask: []MaskRule{{Path: "a", Action: "encrypt"}}},
 		{},
 	} {
 		if l, err := Open(o); err == nil || l != nil {

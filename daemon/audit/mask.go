@@ -9,8 +9,6 @@ import (
 	"strconv"
 	"strings"
 	"unicode/utf8"
-
-	"github.com/hookd/hookd/configs"
 )
 
 // Mask actions.
@@ -44,11 +42,17 @@ type maskRule struct {
 	label  string // "tool_input.content:hash", for Record.Masked
 }
 
+// MaskRule hides one field of recorded payloads (hookd's configuration: audit.mask).
+type MaskRule struct {
+	Path   string // dotted, e.g. "tool_input.content"; see Masker
+	Action string // MaskHash or MaskDrop
+}
+
 // DefaultMaxFieldBytes caps a recorded string when the configuration says nothing.
 const DefaultMaxFieldBytes = 64 << 10
 
 // NewMasker compiles mask rules. maxFieldBytes <= 0 means DefaultMaxFieldBytes.
-func NewMasker(rules []configs.MaskRule, maxFieldBytes int) (*Masker, error) {
+func NewMasker(rules []MaskRule, maxFieldBytes int) (*Masker, error) {
 	if maxFieldBytes <= 0 {
 		maxFieldBytes = DefaultMaxFieldBytes
 	}

@@ -6,8 +6,6 @@ import (
 	"os"
 	"strings"
 	"testing"
-
-	"github.com/hookd/hookd/configs"
 )
 
 func TestMasker(t *testing.T) {
@@ -17,29 +15,29 @@ func TestMasker(t *testing.T) {
 	hash := "sha256:" + sha256Hex([]byte(secret))
 	cases := []struct {
 		name   string
-		rules  []configs.MaskRule
+		rules  []MaskRule
 		max    int
 		want   string // JSON the masked input must equal
 		labels []string
 	}{
 		{"nothing", nil, 0, payload, nil},
-		{"hash content", []configs.MaskRule{{Path: "tool_input.content", Action: "hash"}}, 0,
+		{"hash content", []MaskRule{{Path: "tool_input.content", Action: "hash"}}, 0,
 			`{"hook_event_name":"PreToolUse","tool_name":"Write","tool_input":{"file_path":"/p/.env","content":"` + hash + `"},` +
 				`"edits":[{"old":"a","new":"` + secret + `"},{"old":"b","new":"` + secret + `"}],"n":12345678901234567890}`,
 			[]string{"tool_input.content:hash"}},
-		{"drop content", []configs.MaskRule{{Path: "tool_input.content", Action: "drop"}}, 0,
+		{"drop content", []MaskRule{{Path: "tool_input.content", Action: "drop"}}, 0,
 			`{"hook_event_name":"PreToolUse","tool_name":"Write","tool_input":{"file_path":"/p/.env"},` +
 				`"edits":[{"old":"a","new":"` + secret + `"},{"old":"b","new":"` + secret + `"}],"n":12345678901234567890}`,
 			[]string{"tool_input.content:drop"}},
-		{"wildcard in array", []configs.MaskRule{{Path: "edits.*.new", Action: "hash"}}, 0,
+		{"wildcard in array", []MaskRule{{Path: "edits.*.new", Action: "hash"}}, 0,
 			`{"hook_event_name":"PreToolUse","tool_name":"Write","tool_input":{"file_path":"/p/.env","content":"` + secret + `"},` +
 				`"edits":[{"old":"a","new":"` + hash + `"},{"old":"b","new":"` + hash + `"}],"n":12345678901234567890}`,
 			[]string{"edits.*.new:hash"}},
-		{"index and drop element", []configs.MaskRule{{Path: "edits.0", Action: "drop"}, {Path: "tool_input", Action: "drop"}}, 0,
+		{"index and drop element", []MaskRule{{Path: "edits.0", Action: "drop"}, {Path: "tool_input", Action: "drop"}}, 0,
 			`{"hook_event_name":"PreToolUse","tool_name":"Write","edits":[{"old":"b","new":"` + secret + `"}],"n":12345678901234567890}`,
 			[]string{"edits.0:drop", "tool_input:drop"}},
-		{"hash an object", []configs.MaskRule{{Path: "tool_input", Action: "hash"}}, 0, "", []string{"tool_input:hash"}},
-		{"absent path", []configs.MaskRule{{Path: "tool_input.nope", Action: "hash"}}, 0, payload, nil},
+		{"hash an object", []MaskRule{{Path: "tool_input", Action: "hash"}}, 0, "", []string{"tool_input:hash"}},
+		{"absent path", []MaskRule{{Path: "tool_input.nope", Action: "hash"}}, 0, payload, nil},
 		{"cap", nil, 8, "", []string{"cap"}},
 	}
 	for _, c := range cases {
@@ -82,7 +80,7 @@ func TestMaskerCap(t *testing.T) {
 }
 
 func TestMaskerUpdatedInputAndCommand(t *testing.T) {
-	m, err := NewMasker([]configs.MaskRule{
+	m, err := NewMasker([]MaskRule{
 		{Path: "tool_input.content", Action: "hash"}, {Path: "updated_input.token", Action: "drop"},
 		{Path: CommandPath, Action: "hash"},
 	}, 0)
@@ -101,7 +99,7 @@ func TestMaskerUpdatedInputAndCommand(t *testing.T) {
 
 // TestMaskBeforeWrite: the secret never reaches the file.
 func TestMaskBeforeWrite(t *testing.T) {
-	l := openLog(t, Options{Mask: []configs.MaskRule{{Path: "tool_input.content", Action: "hash"}, {Path: CommandPath, Action: "hash"}}})
+	l := openLog(t, Options{Mask: []MaskRule{{Path: "tool_input.content", Action: "hash"}, {Path: CommandPath, Action: "hash"}}})
 	r := decision(1)
 	r.Input = json.RawMessage(`{"tool_name":"Write","tool_input":{"file_path":"/x","content":"TOPSECRET"}}`)
 	r.UpdatedInput = json.RawMessage(`{"file_path":"/x","content":"TOPSECRET2"}`)
