@@ -44,9 +44,11 @@
 // the head (or this process) knew of but that are gone from disk produce a repair
 // record of reason "records_missing", which Verify reports as a failure.
 //
-// # zap
+// # Encoding
 //
-// Records are encoded by zap's JSON encoder through this package's own zapcore.Core
-// (NewCore), whose sink is the chained, rotating file — separate from the daemon's
-// operational log, which carries the same decision_id.
+// A record has one encoding: encoding/json with Record's json tags, without HTML
+// escaping. The body is encoded by the appending goroutine, outside any lock; the
+// writer only appends the chain fields (seq, prev_hash — Record's last fields) and
+// hashes the line. The daemon's operational log (zap) is separate and carries the same
+// decision_id.
 package audit

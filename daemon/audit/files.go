@@ -16,7 +16,6 @@ import (
 	"time"
 
 	"go.uber.org/zap"
-	"go.uber.org/zap/zapcore"
 )
 
 // Head is the chain head file: where the chain ends, and the last record of every
@@ -333,8 +332,11 @@ func (l *Log) reopen(first bool) error {
 
 // writeRepair chains a repair record in, synced whatever the policy.
 func (l *Log) writeRepair(r *Repair) error {
-	c := l.core.With([]zapcore.Field{zap.Inline(&Record{Repair: r})})
-	p := &pending{enc: c.(*core).enc, ent: zapcore.Entry{Time: time.Now(), Message: KindRepair}}
+	body, err := encodeBody(&Record{Kind: KindRepair, Repair: r})
+	if err != nil {
+		return err
+	}
+	p := &pending{body: body}
 	l.write([]*pending{p}, func(int, error) {})
 	if p.err == nil && l.opts.Fsync == FsyncNever {
 		p.err = l.f.Sync()

@@ -8,16 +8,15 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
 	"syscall"
 	"time"
 
 	"go.uber.org/zap"
-	"go.uber.org/zap/zapcore"
 )
 
 // Fsync policies (Options.Fsync).
@@ -56,7 +55,6 @@ type Log struct {
 	opts Options
 	log  *zap.Logger
 	mask *Masker
-	core *core
 	dir  string
 	base string // file name without ".jsonl"
 
@@ -87,12 +85,10 @@ type Log struct {
 }
 
 type pending struct {
-	enc    zapcore.Encoder
-	ent    zapcore.Entry
-	fields []zapcore.Field
-	done   chan struct{} // closed by the flusher once err is final
-	err    error
-	seq    uint64
+	body []byte        // the record without its chain fields (encodeBody)
+	done chan struct{} // closed by the flusher once err is final
+	err  error
+	seq  uint64
 }
 
 // Status is the log's state for `hookd status`.
@@ -137,7 +133,6 @@ func Open(o Options) (*Log, error) {
 	l := &Log{opts: o, log: o.Logger, mask: m, dir: filepath.Dir(o.Path),
 		base: strings.TrimSuffix(filepath.Base(o.Path), ".jsonl")}
 	l.kick, l.stop, l.exited = make(chan struct{}, 1), make(chan struct{}), make(chan struct{})
-	l.core = &core{l: l, enc: newEncoder()}
 	l.st.Path, l.st.Fsync = o.Path, o.Fsync
 	err = l.withFileLock(func() error { return l.reopen(true) })
 	l.mu.Lock()
@@ -159,27 +154,20 @@ func Open(o Options) (*Log, error) {
 // Path is the current file.
 func (l *Log) Path() string { return l.opts.Path }
 
-// Core returns a zapcore.Core whose sink is this log: every entry becomes a chained
-// record (message → "kind", fields → the record body) and Write returns once it is
-// durable. Append uses it; other code may log records of its own kinds through it.
-func (l *Log) Core() zapcore.Core { return l.core }
-
 // Append masks r (in place), writes it as the next record and returns once it is as
 // durable as the fsync policy requires. ctx is not consulted: a decision that was made
 // is recorded even if its caller has gone.
 func (l *Log) Append(_ context.Context, r *Record) error {
 	l.maskRecord(r)
-	kind := r.Kind
-	if kind == "" {
-		kind = KindDecision
+	if r.Kind == "" {
+		r.Kind = KindDecision
 	}
-	t := r.Time
-	if t.IsZero() {
-		t = time.Now()
+	// The body is encoded now, outside any lock; the writer adds seq and prev_hash.
+	body, err := encodeBody(r)
+	if err != nil {
+		return err
 	}
-	// With encodes the body now, outside any lock; the writer adds seq and prev_hash.
-	c := l.core.With([]zapcore.Field{zap.Inline(r)})
-	return c.Write(zapcore.Entry{Time: t, Message: kind}, nil)
+	return l.commit(&pending{body: body})
 }
 
 func (l *Log) maskRecord(r *Record) {
@@ -298,10 +286,6 @@ func (l *Log) Status() Status {
 	return l.st
 }
 
-// Sync returns once everything appended so far is durable. Append already waits for
-// its own record, so this only matters for Core().Write callers.
-func (l *Log) Sync() error { return nil }
-
 // flush writes batch (flusher goroutine).
 func (l *Log) flush(batch []*pending) {
 	fail := func(from int, err error) {
@@ -328,21 +312,12 @@ func (l *Log) write(batch []*pending, fail func(int, error)) {
 	seq, hash := l.seq, l.hash
 	hashes := make([]string, len(batch))
 	for i, p := range batch {
-		fields := make([]zapcore.Field, 0, len(p.fields)+2)
-		fields = append(fields, p.fields...)
-		fields = append(fields, zap.Uint64("seq", seq+1), zap.String("prev_hash", hash))
-		b, err := p.enc.EncodeEntry(p.ent, fields)
-		if err != nil {
-			p.err = fmt.Errorf("encoding audit record: %w", err)
-			continue
-		}
-		line := b.Bytes()
-		sum := sha256.Sum256(line[:len(line)-1])
+		start := len(l.buf)
+		l.buf = appendChained(l.buf, p.body, seq+1, hash)
+		sum := sha256.Sum256(l.buf[start : len(l.buf)-1])
 		seq, hash = seq+1, hex.EncodeToString(sum[:])
 		p.seq, hashes[i] = seq, hash
-		l.buf = append(l.buf, line...)
 		l.ends = append(l.ends, len(l.buf))
-		b.Free()
 	}
 	if len(l.ends) == 0 {
 		return
@@ -519,72 +494,41 @@ func (l *Log) Close() error {
 	return err
 }
 
-// newEncoder is the record encoder: zap's JSON encoder with the entry's time as "time"
-// (UTC, RFC 3339 with nanoseconds), its message as "kind", no level or caller, and "v"
-// as the first field.
-func newEncoder() zapcore.Encoder {
-	enc := zapcore.NewJSONEncoder(zapcore.EncoderConfig{
-		TimeKey: "time", MessageKey: "kind", LineEnding: "\n",
-		EncodeTime: func(t time.Time, e zapcore.PrimitiveArrayEncoder) {
-			e.AppendString(t.UTC().Format(time.RFC3339Nano))
-		},
-		EncodeDuration:      zapcore.MillisDurationEncoder,
-		NewReflectedEncoder: newRawEncoder,
-	})
-	enc.AddInt("v", SchemaVersion)
-	return enc
-}
+// chainTail is how a record encoded with zero chain fields ends. Seq and PrevHash are
+// Record's last fields, so the writer can fill them in without encoding again.
+const chainTail = `,"seq":0,"prev_hash":""}` + "\n"
 
-// rawEncoder is the encoder zap uses for reflected values: a json.RawMessage (the input,
-// the updated input) is compacted straight into the record — one pass that also
-// validates, where encoding/json would validate, compact and copy — and anything else
-// goes through encoding/json without HTML escaping.
-type rawEncoder struct {
-	w   io.Writer
-	tmp bytes.Buffer
-	enc *json.Encoder
-}
-
-func newRawEncoder(w io.Writer) zapcore.ReflectedEncoder { return &rawEncoder{w: w} }
-
-func (e *rawEncoder) Encode(v any) error {
-	if raw, ok := v.(json.RawMessage); ok {
-		e.tmp.Reset()
-		if err := json.Compact(&e.tmp, raw); err != nil {
-			return err
-		}
-		_, err := e.w.Write(e.tmp.Bytes())
-		return err
+// encodeBody encodes r — encoding/json with r's json tags, the record's one encoding —
+// for the writer: v set, time in UTC, no HTML escaping (the log is read by people and
+// tools, not browsers), json.RawMessage fields validated and compacted, and the chain
+// fields cut off (appendChained adds them).
+func encodeBody(r *Record) ([]byte, error) {
+	c := *r
+	c.V, c.Seq, c.PrevHash = SchemaVersion, 0, ""
+	if c.Time.IsZero() {
+		c.Time = time.Now()
 	}
-	if e.enc == nil {
-		e.enc = json.NewEncoder(e.w)
-		e.enc.SetEscapeHTML(false)
+	c.Time = c.Time.UTC()
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(&c); err != nil {
+		return nil, fmt.Errorf("encoding audit record: %w", err)
 	}
-	return e.enc.Encode(v)
-}
-
-// core is the zapcore.Core behind Log.Core.
-type core struct {
-	l   *Log
-	enc zapcore.Encoder
-}
-
-func (c *core) Enabled(zapcore.Level) bool { return true }
-
-func (c *core) With(fields []zapcore.Field) zapcore.Core {
-	enc := c.enc.Clone()
-	for _, f := range fields {
-		f.AddTo(enc)
+	body, ok := bytes.CutSuffix(b.Bytes(), []byte(chainTail))
+	if !ok {
+		return nil, errors.New("encoding audit record: the chain fields are not last")
 	}
-	return &core{l: c.l, enc: enc}
+	return body, nil
 }
 
-func (c *core) Check(e zapcore.Entry, ce *zapcore.CheckedEntry) *zapcore.CheckedEntry {
-	return ce.AddCore(e, c)
+// appendChained appends the line of a record whose body encodeBody made, with its
+// chain fields, to buf.
+func appendChained(buf, body []byte, seq uint64, prevHash string) []byte {
+	buf = append(buf, body...)
+	buf = append(buf, `,"seq":`...)
+	buf = strconv.AppendUint(buf, seq, 10)
+	buf = append(buf, `,"prev_hash":"`...)
+	buf = append(buf, prevHash...)
+	return append(buf, "\"}\n"...)
 }
-
-func (c *core) Write(e zapcore.Entry, fields []zapcore.Field) error {
-	return c.l.commit(&pending{enc: c.enc, ent: e, fields: fields})
-}
-
-func (c *core) Sync() error { return c.l.Sync() }

@@ -3,8 +3,6 @@ package audit
 import (
 	"encoding/json"
 	"time"
-
-	"go.uber.org/zap/zapcore"
 )
 
 // SchemaVersion is the record format version, written as "v". Readers accept records
@@ -34,11 +32,9 @@ const (
 // empty optional fields are left out. The chain fields (v, kind, time, seq, prev_hash)
 // are present on every record.
 type Record struct {
-	V        int       `json:"v"`
-	Kind     string    `json:"kind"`
-	Time     time.Time `json:"time"`
-	Seq      uint64    `json:"seq"`
-	PrevHash string    `json:"prev_hash"`
+	Time time.Time `json:"time"`
+	Kind string    `json:"kind"`
+	V    int       `json:"v"`
 
 	DecisionID    string  `json:"decision_id,omitempty"`
 	DaemonVersion string  `json:"daemon_version,omitempty"`
@@ -83,6 +79,11 @@ type Record struct {
 	Masked []string `json:"masked,omitempty"`
 
 	Repair *Repair `json:"repair,omitempty"`
+
+	// The chain: this record's place in the log and the SHA-256 of the previous line.
+	// They stay the last fields: the writer fills them in after the rest is encoded.
+	Seq      uint64 `json:"seq"`
+	PrevHash string `json:"prev_hash"`
 }
 
 // Caller is the process that sent the event (SO_PEERCRED).
@@ -172,179 +173,4 @@ type Repair struct {
 	ExpectedHash string `json:"expected_hash,omitempty"`
 	FoundSeq     uint64 `json:"found_seq,omitempty"`
 	Detail       string `json:"detail,omitempty"`
-}
-
-// MarshalLogObject encodes the record's body for zap — every field except the chain
-// fields (time and kind come from the zap entry, v/seq/prev_hash from the writer). It
-// writes exactly the keys the json tags name, so encoding/json reads the line back into
-// a Record (TestRecordRoundTrip holds the two together).
-func (r *Record) MarshalLogObject(enc zapcore.ObjectEncoder) error {
-	str(enc, "decision_id", r.DecisionID)
-	str(enc, "daemon_version", r.DaemonVersion)
-	str(enc, "event", r.Event)
-	str(enc, "session_id", r.SessionID)
-	str(enc, "tool_use_id", r.ToolUseID)
-	str(enc, "tool_name", r.ToolName)
-	str(enc, "cwd", r.Cwd)
-	str(enc, "project_dir", r.ProjectDir)
-	if r.Caller != nil {
-		c := r.Caller
-		_ = enc.AddObject("caller", zapcore.ObjectMarshalerFunc(func(e zapcore.ObjectEncoder) error {
-			e.AddInt("uid", c.UID)
-			e.AddInt("pid", c.PID)
-			str(e, "client", c.Client)
-			return nil
-		}))
-	}
-	str(enc, "revision", r.Revision)
-	if len(r.Sources) > 0 {
-		_ = enc.AddArray("sources", zapcore.ArrayMarshalerFunc(func(a zapcore.ArrayEncoder) error {
-			for i := range r.Sources {
-				s := &r.Sources[i]
-				_ = a.AppendObject(zapcore.ObjectMarshalerFunc(func(e zapcore.ObjectEncoder) error {
-					e.AddString("file", s.File)
-					str(e, "source", s.Source)
-					e.AddString("hash", s.Hash)
-					return nil
-				}))
-			}
-			return nil
-		}))
-	}
-	str(enc, "mode", r.Mode)
-	if len(r.Hooks) > 0 {
-		_ = enc.AddArray("hooks", zapcore.ArrayMarshalerFunc(func(a zapcore.ArrayEncoder) error {
-			for i := range r.Hooks {
-				_ = a.AppendObject(&r.Hooks[i])
-			}
-			return nil
-		}))
-	}
-	str(enc, "hook_decision", r.HookDecision)
-	str(enc, "decision", r.Decision)
-	str(enc, "decision_source", r.DecisionSource)
-	str(enc, "decision_via", r.DecisionVia)
-	str(enc, "decision_hook", r.DecisionHook)
-	str(enc, "reason", r.Reason)
-	if r.RuleAnswer != nil {
-		_ = enc.AddObject("rule_answer", r.RuleAnswer)
-	}
-	if r.Override != nil {
-		o := r.Override
-		_ = enc.AddObject("override", zapcore.ObjectMarshalerFunc(func(e zapcore.ObjectEncoder) error {
-			e.AddString("hook_decision", o.HookDecision)
-			e.AddString("final", o.Final)
-			e.AddString("rule", o.Rule)
-			e.AddString("list", o.List)
-			str(e, "file", o.File)
-			str(e, "source", o.Source)
-			return nil
-		}))
-	}
-	enc.AddInt("exit_code", r.ExitCode)
-	if len(r.UpdatedInput) > 0 {
-		_ = enc.AddReflected("updated_input", r.UpdatedInput)
-	}
-	if len(r.AdditionalContextBytes) > 0 {
-		_ = enc.AddArray("additional_context_bytes", zapcore.ArrayMarshalerFunc(func(a zapcore.ArrayEncoder) error {
-			for _, n := range r.AdditionalContextBytes {
-				a.AppendInt(n)
-			}
-			return nil
-		}))
-	}
-	if r.SystemMessages != 0 {
-		enc.AddInt("system_messages", r.SystemMessages)
-	}
-	if len(r.Input) > 0 {
-		_ = enc.AddReflected("input", r.Input)
-	}
-	if len(r.Masked) > 0 {
-		_ = enc.AddArray("masked", zapcore.ArrayMarshalerFunc(func(a zapcore.ArrayEncoder) error {
-			for _, m := range r.Masked {
-				a.AppendString(m)
-			}
-			return nil
-		}))
-	}
-	if r.Repair != nil {
-		_ = enc.AddObject("repair", r.Repair)
-	}
-	return nil
-}
-
-// MarshalLogObject encodes one hook for zap.
-func (h *Hook) MarshalLogObject(e zapcore.ObjectEncoder) error {
-	e.AddString("id", h.ID)
-	str(e, "source", h.Source)
-	str(e, "file", h.File)
-	str(e, "matcher", h.Matcher)
-	str(e, "type", h.Type)
-	str(e, "command", h.Command)
-	str(e, "command_sha256", h.CommandSHA256)
-	e.AddString("outcome", h.Outcome)
-	if h.ExitCode != nil {
-		e.AddInt("exit_code", *h.ExitCode)
-	}
-	e.AddFloat64("duration_ms", h.DurationMS)
-	str(e, "error", h.Error)
-	str(e, "decision", h.Decision)
-	str(e, "via", h.Via)
-	for _, o := range []struct {
-		k string
-		o *Output
-	}{{"stdout", h.Stdout}, {"stderr", h.Stderr}} {
-		if o.o == nil {
-			continue
-		}
-		out := o.o
-		_ = e.AddObject(o.k, zapcore.ObjectMarshalerFunc(func(e zapcore.ObjectEncoder) error {
-			e.AddInt("bytes", out.Bytes)
-			e.AddString("sha256", out.SHA256)
-			if out.Truncated {
-				e.AddBool("truncated", true)
-			}
-			return nil
-		}))
-	}
-	return nil
-}
-
-// MarshalLogObject encodes a rule reference for zap.
-func (r *Rule) MarshalLogObject(e zapcore.ObjectEncoder) error {
-	str(e, "decision", r.Decision)
-	str(e, "rule", r.Rule)
-	str(e, "list", r.List)
-	str(e, "file", r.File)
-	str(e, "source", r.Source)
-	return nil
-}
-
-// MarshalLogObject encodes a repair for zap.
-func (r *Repair) MarshalLogObject(e zapcore.ObjectEncoder) error {
-	e.AddString("reason", r.Reason)
-	e.AddString("file", r.File)
-	if r.Offset != 0 {
-		e.AddInt64("offset", r.Offset)
-	}
-	if r.DroppedBytes != 0 {
-		e.AddInt("dropped_bytes", r.DroppedBytes)
-	}
-	str(e, "dropped_sha256", r.DroppedSHA256)
-	if r.ExpectedSeq != 0 {
-		e.AddUint64("expected_seq", r.ExpectedSeq)
-	}
-	str(e, "expected_hash", r.ExpectedHash)
-	if r.FoundSeq != 0 {
-		e.AddUint64("found_seq", r.FoundSeq)
-	}
-	str(e, "detail", r.Detail)
-	return nil
-}
-
-// str adds a string field unless it is empty (the json tags' omitempty).
-func str(e zapcore.ObjectEncoder, k, v string) {
-	if v != "" {
-		e.AddString(k, v)
-	}
 }
