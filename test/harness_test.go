@@ -89,8 +89,15 @@ type Env struct {
 
 // NewEnv makes the scratch directories. The socket lives under a short /tmp path: Unix
 // socket paths are limited to 107 bytes and t.TempDir() paths can be long.
+//
+// NewEnv marks the test parallel: black-box tests run alongside each other (up to go test's
+// -parallel, GOMAXPROCS by default). Each Env is a world of its own — scratch HOME, managed
+// dir, project, state, socket and daemon — so nothing is shared but the built binaries, and
+// most of a black-box test's time is spent waiting on hook timeouts, sleeps and polls. A
+// test that needs two Envs gets one Parallel call.
 func NewEnv(t testing.TB) *Env {
 	t.Helper()
+	markParallel(t)
 	root := t.TempDir()
 	sockDir, err := os.MkdirTemp("", "hkd")
 	if err != nil {
@@ -112,6 +119,17 @@ func NewEnv(t testing.TB) *Env {
 		}
 	}
 	return e
+}
+
+// parallelTests holds the tests markParallel has marked (t.Parallel panics when called twice).
+var parallelTests sync.Map
+
+func markParallel(t testing.TB) {
+	if pt, ok := t.(*testing.T); ok {
+		if _, marked := parallelTests.LoadOrStore(pt, true); !marked {
+			pt.Parallel()
+		}
+	}
 }
 
 // SettingsPath returns the settings file of a source kind.
