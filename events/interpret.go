@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"regexp"
 	"strings"
 	"time"
@@ -170,14 +171,17 @@ func Interpret(ev *Event, ref protocol.HookRef, out RawOutput) Interpretation {
 // JSON answer, or printed JSON that is invalid or fails validation — every error or
 // timeout outcome except an exit 2 on an event that cannot block (that is Claude Code's
 // blocking path, not a failure). A cancelled hook (the caller went away) is not a
-// failure. Events that cannot block are left alone: a block there stops nothing.
+// failure. It applies where exit 2 blocks (PostToolUse included: observed with 2.1.330,
+// e2e onfailure-posttooluse, the model reads the block next to the tool result) and on
+// PermissionRequest (a deny); on events where exit 2 does not block it changes nothing
+// in hookd (not observed natively).
 //
 // The reason is Claude Code's own text, "[<command>]: failed; blocking because onFailure
 // is "block"" (or "timed out; …"), followed on the next line by the hook's stderr as
 // Claude Code quotes a non-blocking error, so the model reads the same words through
 // hookd as without it.
 func OnFailure(ev *Event, in *Interpretation, out RawOutput) {
-	if !ev.CanBlock || ev.AnyNonZeroFails {
+	if !(blocksOnExit2(ev) || ev.Name == "PermissionRequest") || ev.AnyNonZeroFails {
 		return // WorktreeCreate already fails on any failure
 	}
 	what := ""
@@ -208,6 +212,11 @@ func OnFailure(ev *Event, in *Interpretation, out RawOutput) {
 		in.Permission, in.PermissionReason, in.UpdatedInput = "deny", reason, nil
 	default:
 		in.Block, in.BlockReason, in.BlockVia = true, reason, ViaOnFailure
+		if ev.Honoured(FSuppressPrompt) {
+			// Claude Code marks its onFailure block suppressOriginalPrompt: the prompt is
+			// not echoed after the reason (e2e onfailure-prompt).
+			setSpecific(in, "suppressOriginalPrompt", json.RawMessage("true"))
+		}
 	}
 }
 
@@ -597,9 +606,9 @@ type parsed struct {
 }
 
 // parseStdout: JSON only when the first non-space character is '{' and the whole output
-// is one object; arrays and strings are plain text (spec §4.1). Output that starts with
-// '{' but is not one valid object is an error (Claude Code 2.1.248), and so is a JSON
-// object cut by the runner's output cap: its decision is unknown.
+// is one object; arrays and strings are plain text (spec §4.1). A "{…}" that is not valid
+// JSON is an error (Claude Code 2.1.248), and so is a JSON object cut by the runner's
+// output cap: its decision is unknown.
 func parseStdout(ev *Event, stdout []byte, truncated bool) parsed {
 	t := bytes.TrimSpace(stdout)
 	if len(t) == 0 {
@@ -616,15 +625,44 @@ func parseStdout(ev *Event, stdout []byte, truncated bool) parsed {
 		if truncated {
 			return parsed{err: fmt.Errorf("stdout exceeded the output cap (%d bytes kept); its JSON could not be read", len(stdout))}
 		}
-		// Claude Code 2.1.248: output that starts like a JSON object but is not valid
-		// JSON is a hook error with the parse message, no longer plain text.
-		var v any
-		if err := json.Unmarshal(t, &v); err != nil {
-			return parsed{err: fmt.Errorf("hook output starts like a JSON object but is not valid JSON: %v", err)}
+		// Claude Code 2.1.248: "a stdout {…} object that isn't valid JSON" is a hook error
+		// with the parse message. Observed with 2.1.330 (e2e brace-text-prompt): only
+		// output that starts with '{' and ends with '}' counts; "{not json" and several
+		// JSON documents in a row stay plain text ("Hook output is several JSON
+		// documents, treating as plain text").
+		if t[len(t)-1] == '}' && !severalDocuments(t) {
+			var v any
+			err := json.Unmarshal(t, &v)
+			if err == nil {
+				err = errors.New("not one JSON object")
+			}
+			// Claude Code's words around the parser's message (its parser is
+			// JavaScriptCore's, so that part of the text differs: docs/differences.md).
+			return parsed{err: fmt.Errorf("%s — %v. %s", invalidJSONLead, err, invalidJSONHint)}
 		}
-		return parsed{err: errors.New("hook output starts like a JSON object but is not one JSON object")}
 	}
 	return parsed{plain: string(t)}
+}
+
+// Claude Code 2.1.330's text for a {…} stdout that is not valid JSON, around its parser's
+// message.
+const (
+	invalidJSONLead = "Hook output looks like a JSON object but is not valid JSON"
+	invalidJSONHint = "Emit the payload with a JSON encoder (jq, ConvertTo-Json, json.dumps) rather than string " +
+		"concatenation so backslashes and quotes inside strings are escaped."
+)
+
+// severalDocuments reports whether b is two or more valid JSON values in a row.
+func severalDocuments(b []byte) bool {
+	dec := json.NewDecoder(bytes.NewReader(b))
+	n := 0
+	for {
+		var v json.RawMessage
+		if err := dec.Decode(&v); err != nil {
+			return err == io.EOF && n > 1
+		}
+		n++
+	}
 }
 
 // decodeObject decodes b as exactly one JSON object.

@@ -129,13 +129,15 @@ func TestInterpret(t *testing.T) {
 		{"pre/exit1 invalid json", "PreToolUse", cmd(1, `{"hookSpecificOutput":{"hookEventName":"PreToolUse","permissionDecision":"yes"}}`, ""),
 			summary{Outcome: "error", ExitCode: "1", Error: `permissionDecision: expected "allow" | "deny" | "ask" | "defer", received "yes"`}},
 		{"pre/exit0 plain stdout ignored", "PreToolUse", cmd(0, "plain-out\n", ""), summary{Outcome: "ok", ExitCode: "0"}},
-		// Claude Code 2.1.248: output that starts like JSON but is not valid is a hook error.
-		{"pre/exit0 invalid json is an error", "PreToolUse", cmd(0, "{not json\n", ""),
-			summary{Outcome: "error", ExitCode: "0", Error: "starts like a JSON object but is not valid JSON"}},
+		// Claude Code 2.1.248: a "{…}" that is not valid JSON is a hook error; output that
+		// only starts with '{' stays plain text (observed with 2.1.330, e2e brace-text-prompt).
+		{"pre/exit0 brace text is text", "PreToolUse", cmd(0, "{not json\n", ""), summary{Outcome: "ok", ExitCode: "0"}},
+		{"pre/exit0 invalid {…} is an error", "PreToolUse", cmd(0, `{"decision": oops}`, ""),
+			summary{Outcome: "error", ExitCode: "0", Error: "looks like a JSON object but is not valid JSON"}},
 		{"pre/exit0 array is text", "PreToolUse", cmd(0, `[{"permissionDecision":"allow"}]`, ""), summary{Outcome: "ok", ExitCode: "0"}},
-		{"pre/exit0 json then garbage is an error", "PreToolUse", cmd(0, allowPlain+" trailing", ""),
-			summary{Outcome: "error", ExitCode: "0", Error: "starts like a JSON object but is not valid JSON"}},
-		{"pre/exit0 leading space then brace is an error", "PreToolUse", cmd(0, "  \n {oops", ""),
+		{"pre/exit0 json then garbage is text", "PreToolUse", cmd(0, allowPlain+" trailing", ""), summary{Outcome: "ok", ExitCode: "0"}},
+		{"pre/exit0 several json documents are text", "PreToolUse", cmd(0, allowPlain+"\n"+allowPlain, ""), summary{Outcome: "ok", ExitCode: "0"}},
+		{"pre/exit0 leading space then invalid {…} is an error", "PreToolUse", cmd(0, "  \n {oops}\n", ""),
 			summary{Outcome: "error", ExitCode: "0", Error: "not valid JSON"}},
 		{"pre/bad type drops everything", "PreToolUse", cmd(0, `{"continue":"nope","hookSpecificOutput":{"hookEventName":"PreToolUse","additionalContext":"ctx-A"}}`, ""),
 			summary{Outcome: "error", ExitCode: "0", Error: "continue: expected boolean, received string"}},
@@ -179,7 +181,8 @@ func TestInterpret(t *testing.T) {
 
 		// UserPromptSubmit / UserPromptExpansion / SessionStart: plain stdout is context.
 		{"ups/plain stdout", "UserPromptSubmit", cmd(0, "P1\n", ""), summary{Outcome: "ok", ExitCode: "0", Context: "P1", Plain: true}},
-		{"ups/invalid json is an error, not context", "UserPromptSubmit", cmd(0, "{not json\n", ""),
+		{"ups/brace text is plain context", "UserPromptSubmit", cmd(0, "{not json\n", ""), summary{Outcome: "ok", ExitCode: "0", Context: "{not json", Plain: true}},
+		{"ups/invalid {…} is an error, not context", "UserPromptSubmit", cmd(0, "{not: json}\n", ""),
 			summary{Outcome: "error", ExitCode: "0", Error: "not valid JSON"}},
 		{"ups/text with a brace later is context", "UserPromptSubmit", cmd(0, "note {x}\n", ""), summary{Outcome: "ok", ExitCode: "0", Context: "note {x}", Plain: true}},
 		{"ups/block json", "UserPromptSubmit", cmd(0, upsBlock, ""),

@@ -11,7 +11,8 @@ import (
 // TestOnFailureBlock: a handler with "onFailure": "block" that cannot start, times out or
 // exits with a code other than 0 and 2 blocks the action, through hookc and through the
 // raw socket, exactly where Claude Code 2.1.330 blocks (docs/differences.md): not
-// without the field, not on PostToolUse (the tool already ran), not on Stop. The block
+// without the field, not for async hooks, not on Stop; on PostToolUse the tool already
+// ran and the block is the feedback an exit 2 gives. The block
 // says it was an onFailure block and of which hook, in the answer, the frames, the audit
 // record and `hookd audit query`.
 func TestOnFailureBlock(t *testing.T) {
@@ -105,10 +106,11 @@ func TestOnFailureBlock(t *testing.T) {
 			t.Fatalf("raw: block %+v", res.Block)
 		}
 	})
-	t.Run("PostToolUse: ignored (the tool already ran)", func(t *testing.T) {
+	t.Run("PostToolUse: the tool already ran; the block reaches the model as with exit 2", func(t *testing.T) {
 		payload := e.Payload("PostToolUse", map[string]any{"tool_name": "Bash", "tool_input": map[string]any{"command": "echo hi"}, "tool_response": map[string]any{"stdout": "hi"}, "tool_use_id": "toolu_1"})
 		r := e.Hookc(payload)
-		if strings.Contains(r.Stdout, "block") || r.Code == 2 {
+		m := r.JSON(t)
+		if m["decision"] != "block" || !strings.Contains(m["reason"].(string), because) {
 			t.Fatalf("hookc: %q exit %d", r.Stdout, r.Code)
 		}
 	})
@@ -131,9 +133,10 @@ func TestOnFailureBlock(t *testing.T) {
 				onFailure = append(onFailure, rec)
 			}
 		}
-		// 3 tool blocks and the prompt, each through hookc and the socket.
-		if len(onFailure) != 8 {
-			t.Fatalf("%d audit records with decision_via on_failure, want 8", len(onFailure))
+		// 3 tool blocks and the prompt, each through hookc and the socket; PostToolUse
+		// through hookc.
+		if len(onFailure) != 9 {
+			t.Fatalf("%d audit records with decision_via on_failure, want 9", len(onFailure))
 		}
 		for _, rec := range onFailure {
 			if id, _ := rec["decision_hook"].(string); id == "" || !strings.Contains(id, "#") {
@@ -145,7 +148,7 @@ func TestOnFailureBlock(t *testing.T) {
 			}
 		}
 		q := e.Hookd("", "audit", "query", "--via", "on_failure")
-		if q.Code != 0 || strings.Count(q.Stdout, "onFailure block by ") != 8 {
+		if q.Code != 0 || strings.Count(q.Stdout, "onFailure block by ") != 9 {
 			t.Fatalf("audit query --via on_failure (exit %d):\n%s%s", q.Code, q.Stdout, q.Stderr)
 		}
 		if !strings.Contains(q.Stdout, "#PreToolUse[0].hooks[0]") {

@@ -3,6 +3,7 @@
 package e2e
 
 import (
+	"encoding/json"
 	"fmt"
 	"regexp"
 	"sort"
@@ -57,11 +58,33 @@ var differences = map[string]struct {
 			return strings.ReplaceAll(s, "reject/config/subcommandResults", "reject/hook/hook")
 		},
 	},
+	// A {…} stdout that is not valid JSON (2.1.248): Claude Code quotes its JavaScript
+	// parser's message (JavaScriptCore: `JSON Parse error: Unexpected identifier "oops"`),
+	// hookd quotes Go's encoding/json (`invalid character 'o' looking for beginning of
+	// value`); the words around it, the outcome and everything else are the same.
+	"json-parse-message": {
+		doc: `invalid {…} hook output: the parser's own message is Go's, not JavaScriptCore's`,
+		apply: func(s string, sc *scenario) string {
+			var goMsg string
+			for _, h := range sc.Hooks {
+				if m := emittedStdout.FindStringSubmatch(h.Body); m != nil {
+					var v any
+					if err := json.Unmarshal([]byte(m[1]), &v); err != nil {
+						goMsg = err.Error()
+						break
+					}
+				}
+			}
+			return jscParseError.ReplaceAllLiteralString(s, goMsg+".")
+		},
+	},
 }
 
 var (
-	ruleDenied   = regexp.MustCompile(`Permission to use Bash with command .* has been denied\.`)
-	fromCommand  = regexp.MustCompile(`from command: "\$ROOT/h/[A-Za-z0-9_-]+\.sh"`)
-	feedback     = regexp.MustCompile(`Stop hook feedback:\n\[\$ROOT/h/[A-Za-z0-9_-]+\.sh\]:`)
-	contextBlock = regexp.MustCompile(`(?s)^(\[system\] [A-Za-z]+(?::[A-Za-z_]+)? hook additional context: )(.*)$`)
+	jscParseError = regexp.MustCompile(`JSON Parse error: [^\n]*?\.`)
+	emittedStdout = regexp.MustCompile(`(?s)cat <<'EOF_OUT'\n(.*?)\nEOF_OUT`)
+	ruleDenied    = regexp.MustCompile(`Permission to use Bash with command .* has been denied\.`)
+	fromCommand   = regexp.MustCompile(`from command: "\$ROOT/h/[A-Za-z0-9_-]+\.sh"`)
+	feedback      = regexp.MustCompile(`Stop hook feedback:\n\[\$ROOT/h/[A-Za-z0-9_-]+\.sh\]:`)
+	contextBlock  = regexp.MustCompile(`(?s)^(\[system\] [A-Za-z]+(?::[A-Za-z_]+)? hook additional context: )(.*)$`)
 )

@@ -81,6 +81,8 @@ type hook struct {
 	Body    string
 	// Command, when set, is the command verbatim (no script; not counted).
 	Command string
+	// OnFailure is the handler's "onFailure" ("" = absent).
+	OnFailure string
 }
 
 type scenario struct {
@@ -170,6 +172,9 @@ func (w *world) handlerJSON(t *testing.T, h hook) map[string]any {
 	if h.Timeout > 0 {
 		m["timeout"] = h.Timeout
 	}
+	if h.OnFailure != "" {
+		m["onFailure"] = h.OnFailure
+	}
 	return m
 }
 
@@ -245,7 +250,7 @@ func runClaude(t *testing.T, sc *scenario, mode string) *obs {
 	})
 	w := &world{Mode: mode, Root: root, Home: filepath.Join(root, "home"), Proj: filepath.Join(root, "proj"),
 		Socket: filepath.Join(root, "s.sock"), sc: sc}
-	for _, d := range []string{filepath.Join(w.Home, ".claude"), filepath.Join(w.Proj, ".claude"), w.path("counts"), w.path("managed"), w.path("state")} {
+	for _, d := range []string{filepath.Join(w.Home, ".claude"), filepath.Join(w.Proj, ".claude"), w.path("counts"), w.path("payloads"), w.path("managed"), w.path("state")} {
 		if err := os.MkdirAll(d, 0o755); err != nil {
 			t.Fatal(err)
 		}
@@ -295,12 +300,14 @@ func runClaude(t *testing.T, sc *scenario, mode string) *obs {
 f=$(mktemp)
 cat > "$f"
 ev=$(sed -n 's/.*"hook_event_name" *: *"\([A-Za-z]*\)".*/\1/p' "$f" | head -n 1)
-echo "$ev $(md5sum < "$f" | cut -c1-32)" >> %s
+sum=$(md5sum < "$f" | cut -c1-32)
+echo "$ev $sum" >> %s
+cp "$f" %s/"$ev-$sum.json"
 %s < "$f"
 rc=$?
 rm -f "$f"
 exit $rc
-`, w.path("counts", "_hookc"), bin.hookc), 0o755)
+`, w.path("counts", "_hookc"), w.path("payloads"), bin.hookc), 0o755)
 		for _, scope := range []string{"user", "project", "local"} {
 			if byScope[scope] == nil {
 				continue
