@@ -49,7 +49,8 @@ func (d *Daemon) Status() protocol.Status {
 	st := d.engine.Status()
 	ps := d.pool.Stats()
 	prewarm, workers := protocol.PrewarmStatus(ps.Prewarm), protocol.WorkerStatus(ps.Workers)
-	st.Prewarm, st.Workers = &prewarm, &workers
+	zyg := protocol.ZygoteStatus(ps.Zygote)
+	st.Prewarm, st.Workers, st.Zygote = &prewarm, &workers, &zyg
 	if d.audit != nil {
 		a := protocol.AuditStatus(d.audit.Status())
 		st.Audit = &a

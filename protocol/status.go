@@ -32,6 +32,8 @@ type Status struct {
 	// Prewarm and Workers describe the process pool; nil when hooks run without one.
 	Prewarm *PrewarmStatus `json:"prewarm,omitempty"`
 	Workers *WorkerStatus  `json:"workers,omitempty"`
+	// Zygote describes the Python zygotes (docs/zygote.md); nil without a pool.
+	Zygote *ZygoteStatus `json:"zygote,omitempty"`
 	// Audit is the decision log's state; nil when auditing is off.
 	Audit *AuditStatus `json:"audit,omitempty"`
 }
@@ -152,6 +154,20 @@ type WorkerStatus struct {
 	Crashes        uint64 `json:"crashes"`         // workers that exited mid-event or while idle
 	Timeouts       uint64 `json:"timeouts"`        // events that timed out (the worker is replaced)
 	ProtocolErrors uint64 `json:"protocol_errors"` // answers that broke the line protocol
+}
+
+// ZygoteStatus describes the Python zygotes: warm interpreters Python hooks are forked
+// from (docs/zygote.md).
+type ZygoteStatus struct {
+	Enabled      bool   `json:"enabled"`
+	Forked       uint64 `json:"forked"`    // events answered by a forked hook
+	RanCold      uint64 `json:"ran_cold"`  // events of a Python hook that ran cold (zygote starting, or the event not modelled)
+	Started      uint64 `json:"started"`   // zygotes started, replacements included
+	Died         uint64 `json:"died"`      // zygotes that ended (stopped, idle, crashed)
+	Lost         uint64 `json:"lost"`      // forked hooks whose zygote died under them (reported as failed)
+	Fallbacks    uint64 `json:"fallbacks"` // events the zygote declined (nothing ran; they ran cold)
+	Zygotes      int    `json:"zygotes"`   // ready now
+	LastFallback string `json:"last_fallback,omitempty"`
 }
 
 // AuditStatus describes the decision log.

@@ -111,10 +111,13 @@ func takeDump(t *testing.T, dir string, n int) (stdin, env, cwd string) {
 // path.
 func TestPrewarmedHookGetsWhatAColdOneGets(t *testing.T) {
 	needPython(t)
-	payloads := map[bool]string{}
-	envs := map[bool]string{}
-	cwds := map[bool]string{}
-	for _, prewarm := range []bool{true, false} {
+	payloads := map[string]string{}
+	envs := map[string]string{}
+	cwds := map[string]string{}
+	// Three worlds: forked from the Python zygote (python3 SCRIPT), served by the prewarm
+	// pool (an interpreter option the zygote does not model, -W, sends the hook there), and
+	// cold (prewarm off in hookd's configuration).
+	for _, mode := range []string{"zygote", "pool", "cold"} {
 		e := NewEnv(t)
 		dump := filepath.Join(e.Root, "dump")
 		if err := os.Mkdir(dump, 0o755); err != nil {
@@ -122,7 +125,10 @@ func TestPrewarmedHookGetsWhatAColdOneGets(t *testing.T) {
 		}
 		hook := e.Script("dump.py", dumpHook)
 		command := "python3 " + hook + " " + dump
-		if !prewarm {
+		if mode == "pool" {
+			command = "python3 -W default " + hook + " " + dump
+		}
+		if mode == "cold" {
 			e.writeConfig(map[string]any{"hooks": []any{map[string]any{"match": command, "prewarm": false}}})
 		}
 		e.WriteSettings("project", preToolUse(cmdHook(command)))
@@ -131,27 +137,39 @@ func TestPrewarmedHookGetsWhatAColdOneGets(t *testing.T) {
 		for i := range 3 {
 			res, _ := e.Event(payload)
 			if len(res.AdditionalContext) != 1 || res.AdditionalContext[0] != "seen "+strconv.Itoa(len(payload)) {
-				t.Fatalf("prewarm=%v event %d: context %q hooks %+v", prewarm, i, res.AdditionalContext, res.Hooks)
+				t.Fatalf("%s event %d: context %q hooks %+v", mode, i, res.AdditionalContext, res.Hooks)
 			}
 			stdin, env, cwd := takeDump(t, dump, i)
 			if stdin != payload {
-				t.Fatalf("prewarm=%v event %d: hook read %d bytes, sent %d (differ)", prewarm, i, len(stdin), len(payload))
+				t.Fatalf("%s event %d: hook read %d bytes, sent %d (differ)", mode, i, len(stdin), len(payload))
 			}
 			if i == 0 {
-				payloads[prewarm], envs[prewarm], cwds[prewarm] = stdin, env, cwd
-			} else if env != envs[prewarm] || cwd != cwds[prewarm] {
-				t.Fatalf("prewarm=%v event %d differs from event 0:\nenv %q\nvs  %q\ncwd %q vs %q", prewarm, i, env, envs[prewarm], cwd, cwds[prewarm])
+				payloads[mode], envs[mode], cwds[mode] = stdin, env, cwd
+			} else if env != envs[mode] || cwd != cwds[mode] {
+				t.Fatalf("%s event %d differs from event 0:\nenv %q\nvs  %q\ncwd %q vs %q", mode, i, env, envs[mode], cwd, cwds[mode])
 			}
-			if prewarm {
+			switch mode {
+			case "pool":
 				waitWarm(t, e, 1)
+			case "zygote":
+				waitZygote(t, e)
 			}
 		}
-		s := runnerStats(e, "prewarm")
-		if prewarm && (s["hits"] != 2 || s["misses"] != 1) {
-			t.Fatalf("prewarm on: hits %v misses %v, want 2 and 1", s["hits"], s["misses"])
-		}
-		if !prewarm && (s["hits"] != 0 || s["spawned"] != 0) {
-			t.Fatalf("prewarm off: hits %v spawned %v", s["hits"], s["spawned"])
+		s, z := runnerStats(e, "prewarm"), runnerStats(e, "zygote")
+		switch mode {
+		case "pool":
+			if s["hits"] != 2 || s["misses"] != 1 || z["forked"] != 0 {
+				t.Fatalf("pool: hits %v misses %v forked %v, want 2, 1 and 0", s["hits"], s["misses"], z["forked"])
+			}
+		case "zygote":
+			// The first event runs cold while the zygote starts; the pool starts nothing.
+			if z["forked"] != 2 || z["ran_cold"] != 1 || s["spawned"] != 0 {
+				t.Fatalf("zygote: forked %v ran cold %v pool spawned %v, want 2, 1 and 0", z["forked"], z["ran_cold"], s["spawned"])
+			}
+		case "cold":
+			if s["hits"] != 0 || s["spawned"] != 0 || z["forked"] != 0 {
+				t.Fatalf("prewarm off: hits %v spawned %v forked %v", s["hits"], s["spawned"], z["forked"])
+			}
 		}
 		e.Stop()
 	}
@@ -166,11 +184,13 @@ func TestPrewarmedHookGetsWhatAColdOneGets(t *testing.T) {
 		}
 		return strings.Join(lines, "\n")
 	}
-	if norm(envs[true]) != norm(envs[false]) {
-		t.Fatalf("environment differs between prewarmed and cold:\n%s\n---\n%s", envs[true], envs[false])
-	}
-	if len(payloads[true]) != len(payloads[false]) {
-		t.Fatal("payload sizes differ between the worlds")
+	for _, mode := range []string{"zygote", "pool"} {
+		if norm(envs[mode]) != norm(envs["cold"]) {
+			t.Fatalf("environment differs between %s and cold:\n%s\n---\n%s", mode, envs[mode], envs["cold"])
+		}
+		if len(payloads[mode]) != len(payloads["cold"]) {
+			t.Fatal("payload sizes differ between the worlds")
+		}
 	}
 }
 
@@ -180,7 +200,8 @@ func TestPrewarmHonoursSettingsEdit(t *testing.T) {
 	needPython(t)
 	e := NewEnv(t)
 	hook := e.Script("ctx.py", "import json, sys\njson.load(sys.stdin)\nprint(json.dumps({'hookSpecificOutput': {'hookEventName': 'PreToolUse', 'additionalContext': ' '.join(sys.argv[1:])}}))\n")
-	e.WriteSettings("project", preToolUse(cmdHook("python3 "+hook+" v1")))
+	// -W default: a command the zygote does not model, so this exercises the pool.
+	e.WriteSettings("project", preToolUse(cmdHook("python3 -W default "+hook+" v1")))
 	e.Start()
 	payload := bashPayload(e, "ls")
 	ctx := func() string {
@@ -193,7 +214,7 @@ func TestPrewarmHonoursSettingsEdit(t *testing.T) {
 	waitWarm(t, e, 1)
 
 	// 1. The command changes.
-	e.WriteSettings("project", preToolUse(cmdHook("python3 "+hook+" v2")))
+	e.WriteSettings("project", preToolUse(cmdHook("python3 -W default "+hook+" v2")))
 	e.reload()
 	if got := ctx(); got != "v2" {
 		t.Fatalf("after editing the command: %q (a process prewarmed for the old command answered)", got)
@@ -203,7 +224,7 @@ func TestPrewarmHonoursSettingsEdit(t *testing.T) {
 
 	// 2. Only the handler's other fields change: the prewarmed process would behave the
 	// same, but the rule is any change touching the hook discards it.
-	h := cmdHook("python3 " + hook + " v2")
+	h := cmdHook("python3 -W default " + hook + " v2")
 	h["timeout"] = 30
 	e.WriteSettings("project", preToolUse(h))
 	e.reload()
@@ -231,7 +252,7 @@ func TestPrewarmHonoursScriptEdit(t *testing.T) {
 	}
 	hook := e.Script("ver.py", body("v1"))
 	fi, _ := os.Stat(hook)
-	e.WriteSettings("project", preToolUse(cmdHook("python3 "+hook)))
+	e.WriteSettings("project", preToolUse(cmdHook("python3 -W default "+hook))) // the pool, not the zygote
 	e.Start()
 	payload := bashPayload(e, "ls")
 	ctx := func() string {
@@ -446,14 +467,18 @@ func TestShippedWorkers(t *testing.T) {
 	}
 }
 
-// TestSessionStartPrewarms: a session's first tool call finds its hook warm, because
-// SessionStart prewarmed it.
+// TestSessionStartPrewarms: a session's first tool call finds its Python hook forked from
+// the zygote SessionStart started (side-effect free: no line of the hook ran before its
+// event), although SessionStart's environment lacks variables the PreToolUse carries; a
+// hook that would need a prewarmed process of its own gets none before its first event.
 func TestSessionStartPrewarms(t *testing.T) {
 	needPython(t)
 	e := NewEnv(t)
 	hook := e.Script("guard.py", "import json, sys\njson.load(sys.stdin)\n")
+	other := e.Script("other.py", "import json, sys\njson.load(sys.stdin)\n")
 	b, _ := json.Marshal(map[string]any{"hooks": map[string]any{
 		"PreToolUse": []any{map[string]any{"matcher": "Bash", "hooks": []any{cmdHook("python3 " + hook)}}},
+		"Stop":       []any{map[string]any{"hooks": []any{cmdHook("python3 -W default " + other)}}},
 	}})
 	e.WriteSettings("project", string(b))
 	e.Start()
@@ -462,13 +487,20 @@ func TestSessionStartPrewarms(t *testing.T) {
 	if _, err := e.Raw(&protocol.Request{EventText: e.Payload("SessionStart", map[string]any{"source": "startup"}), ProjectDir: e.Project, Env: env}); err != nil {
 		t.Fatal(err)
 	}
-	waitWarm(t, e, 1)
-	res, _ := e.Event(bashPayload(e, "ls"))
-	if len(res.Hooks) != 1 || res.Hooks[0].Outcome != protocol.OutcomeOK {
-		t.Fatalf("%+v", res.Hooks)
+	waitZygote(t, e)
+	// Claude Code adds CLAUDE_EFFORT for PreToolUse (test/e2e/FINDINGS.md), not SessionStart.
+	frames, err := e.Raw(&protocol.Request{EventText: bashPayload(e, "ls"), ProjectDir: e.Project, Env: append(e.BaseEnv(), "CLAUDE_EFFORT=medium")})
+	if err != nil || len(frames) == 0 {
+		t.Fatal(err)
 	}
-	if s := runnerStats(e, "prewarm"); s["hits"] != 1 || s["misses"] != 0 {
-		t.Fatalf("first PreToolUse after SessionStart was not warm: %v", s)
+	if r := frames[len(frames)-1].Result; r == nil || len(r.Hooks) != 1 || r.Hooks[0].Outcome != protocol.OutcomeOK {
+		t.Fatalf("%+v", frames[len(frames)-1])
+	}
+	if z := runnerStats(e, "zygote"); z["forked"] != 1 || z["ran_cold"] != 0 {
+		t.Fatalf("first PreToolUse after SessionStart was not forked: %v\n%v\n%s", z, e.Status()["extra"], e.Logs())
+	}
+	if s := runnerStats(e, "prewarm"); s["spawned"] != 0 || s["starting"] != 0 {
+		t.Fatalf("a process was prewarmed for a hook whose event has not fired: %v", s)
 	}
 }
 
@@ -494,4 +526,12 @@ func children(t *testing.T, pid int) []testutil.Proc {
 		t.Skip("no /proc")
 	}
 	return kids
+}
+
+// waitZygote waits until the daemon runs a ready Python zygote.
+func waitZygote(t *testing.T, e *Env) {
+	t.Helper()
+	Eventually(t, 30*time.Second, "a ready Python zygote", func() bool {
+		return runnerStats(e, "zygote")["zygotes"] >= 1
+	})
 }

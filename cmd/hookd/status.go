@@ -168,6 +168,11 @@ func printStatus(w io.Writer, st *protocol.Status) {
 		t.row(i(wk.Workers), u(wk.Started), u(wk.Events), u(wk.Crashes), u(wk.Timeouts), u(wk.ProtocolErrors))
 		t.flush()
 	}
+	if z := st.Zygote; z != nil && z.Enabled {
+		t := newTable(w, "python zygote", "FORKED", "RAN COLD", "READY", "STARTED", "DIED", "LOST", "DECLINED", "LAST DECLINED")
+		t.row(u(z.Forked), u(z.RanCold), i(z.Zygotes), u(z.Started), u(z.Died), u(z.Lost), u(z.Fallbacks), z.LastFallback)
+		t.flush()
+	}
 	printAuditStatus(w, st.Audit)
 }
 

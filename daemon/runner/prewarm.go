@@ -16,6 +16,8 @@ import (
 	"time"
 
 	"go.uber.org/zap"
+
+	"github.com/hookd/hookd/daemon/runner/zygote"
 )
 
 // Prewarming (issue 7): a hook process is started before its event arrives and left
@@ -109,6 +111,9 @@ type PoolOptions struct {
 	// NoPrewarm runs every hook cold (workers still run as workers): for one-shot use such
 	// as `hookd run`, where a prewarmed process would be started only to be killed.
 	NoPrewarm bool
+	// NoZygote serves Python hooks from the prewarm pool instead of forking them from a
+	// zygote (docs/zygote.md).
+	NoZygote bool
 }
 
 func (o *PoolOptions) defaults() {
@@ -151,6 +156,7 @@ type Pool struct {
 	log     *zap.Logger
 	cold    ExecRunner
 	workers *workerSet
+	zyg     *zygote.Manager // nil with NoPrewarm or NoZygote
 
 	mu     sync.Mutex
 	keys   map[string]*warmKey
@@ -210,6 +216,7 @@ const (
 
 type poolStats struct {
 	hits, misses, fallbacks, spawned, discarded, died, reaped, evicted, spawnErrors atomic.Uint64
+	forked, zygoteCold                                                              atomic.Uint64
 }
 
 // NewPool returns a pool; call Close when done.
@@ -220,6 +227,10 @@ func NewPool(o PoolOptions) *Pool {
 		keys: map[string]*warmKey{}, hooks: map[string]hookSeen{}, stop: make(chan struct{}),
 	}
 	p.workers = newWorkerSet(o)
+	if !o.NoPrewarm && !o.NoZygote {
+		log := o.Logger
+		p.zyg = zygote.New(zygote.Options{IdleTimeout: o.IdleTimeout, Logf: func(f string, a ...any) { log.Sugar().Debugf(f, a...) }})
+	}
 	p.wg.Add(1)
 	go p.janitor()
 	return p
@@ -231,6 +242,14 @@ func (p *Pool) Run(ctx context.Context, spec ProcSpec) ProcResult {
 		return p.workers.run(ctx, spec)
 	}
 	if spec.Prewarm == PrewarmOff || p.opts.NoPrewarm {
+		return p.cold.Run(ctx, spec)
+	}
+	if res, ok, python := p.runZygote(ctx, spec); ok {
+		return res
+	} else if python {
+		// A Python launcher the zygote could not serve this time (still starting, or the
+		// event differs from what it models): cold, never a prewarmed process as well.
+		p.stats.zygoteCold.Add(1)
 		return p.cold.Run(ctx, spec)
 	}
 	start := time.Now()
@@ -664,6 +683,9 @@ func (p *Pool) Close() {
 	p.mu.Unlock()
 	p.wg.Wait()
 	p.workers.close()
+	if p.zyg != nil {
+		p.zyg.Close()
+	}
 	for _, pr := range procs {
 		select {
 		case <-pr.done:
@@ -678,6 +700,15 @@ func (p *Pool) Close() {
 type Stats struct {
 	Prewarm PrewarmStats
 	Workers WorkerStats
+	Zygote  ZygoteStats
+}
+
+// ZygoteStats describe the Python zygotes (protocol.ZygoteStatus says what each counts).
+type ZygoteStats struct {
+	Enabled                                         bool
+	Forked, RanCold, Started, Died, Lost, Fallbacks uint64
+	Zygotes                                         int
+	LastFallback                                    string
 }
 
 // PrewarmStats describe prewarmed processes (protocol.PrewarmStatus says what each counts).
@@ -713,6 +744,7 @@ func (p *Pool) Stats() Stats {
 			PerKey: p.opts.PerKey, Total: p.opts.Total, IdleTimeout: p.opts.IdleTimeout.String(),
 		},
 		Workers: p.workers.stats(),
+		Zygote:  p.zygoteStats(),
 	}
 }
 
@@ -774,10 +806,17 @@ func exitStatus(cmd *exec.Cmd, err error) string {
 	return "exited"
 }
 
-// Warm implements Warmer: it starts a process for spec's key in the background unless
-// one is ready or starting.
+// Warm implements Warmer. It prepares, ahead of a hook's first event, only what is free of
+// side effects: the zygote of a Python hook (an interpreter importing standard-library
+// modules; no line of the hook runs). A prewarmed process runs the hook's own start-up
+// (imports that write __pycache__, anything before it reads stdin), so it is started
+// ahead only for a hook configured "prewarm": true; any other hook's processes are
+// prewarmed after its first event, for the next (release).
 func (p *Pool) Warm(spec ProcSpec) {
 	if spec.Worker || spec.Prewarm == PrewarmOff || p.opts.NoPrewarm {
+		return
+	}
+	if p.warmZygote(spec) || spec.Prewarm != PrewarmOn {
 		return
 	}
 	p.mu.Lock()
@@ -795,4 +834,14 @@ func (p *Pool) Warm(spec ProcSpec) {
 			p.mu.Unlock()
 		}
 	}()
+}
+
+func (p *Pool) zygoteStats() ZygoteStats {
+	z := ZygoteStats{Enabled: p.zyg != nil, Forked: p.stats.forked.Load(), RanCold: p.stats.zygoteCold.Load()}
+	if p.zyg != nil {
+		m := p.zyg.Stats.Get()
+		z.Started, z.Died, z.Lost, z.Fallbacks, z.LastFallback = m.Started, m.Died, m.Lost, m.Fallbacks, m.LastFallback
+		z.Zygotes = len(p.zyg.ZygotePIDs())
+	}
+	return z
 }

@@ -110,7 +110,7 @@ func TestPoolExecFormWarm(t *testing.T) {
 	if _, err := lookPath("python3", testEnv(dir)); err != nil {
 		t.Skip("python3 not installed")
 	}
-	p := newTestPool(t, PoolOptions{})
+	p := newTestPool(t, PoolOptions{NoZygote: true}) // the pool's own path; zygote_pool_test.go has the other
 	spec := ProcSpec{Command: "python3", Args: []string{"hook.py"}, Dir: dir, Env: testEnv(dir), Timeout: 20 * time.Second}
 	for i := range 3 {
 		spec.Stdin = []byte(`{"n":` + strconv.Itoa(i) + `}`)

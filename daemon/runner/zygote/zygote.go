@@ -90,9 +90,11 @@ func startupEnv(name string) bool {
 }
 
 // Key is the identity of the zygote that may serve spec: sha256 over the interpreter as
-// written and resolved, its options, the working directory and the start-up environment
-// (the whole environment when the interpreter is not an ELF binary: a launcher script such
-// as a version manager's shim may read anything).
+// written and resolved, its options, the working directory and the start-up environment.
+// When the interpreter is not an ELF binary (a launcher script such as pyenv's shim, which
+// may read any variable and changes PATH), the key takes the whole environment except the
+// harness's own per-event variables (CLAUDE_*: Claude Code sets CLAUDE_EFFORT for some
+// events and not others), which no interpreter launcher reads.
 func Key(spec Spec) string {
 	h := sha256.New()
 	put := func(s string) {
@@ -108,7 +110,7 @@ func Key(spec Spec) string {
 	whole := !isELF(spec.Path)
 	for _, kv := range spec.Env {
 		name, _, _ := strings.Cut(kv, "=")
-		if whole || startupEnv(name) {
+		if whole && !strings.HasPrefix(name, "CLAUDE_") || startupEnv(name) {
 			put(kv)
 		}
 	}
@@ -197,12 +199,17 @@ type Stats struct {
 
 func (s *Stats) add(f func(*Stats)) { s.mu.Lock(); f(s); s.mu.Unlock() }
 
-// Snapshot returns a copy of the counters.
-func (s *Stats) Snapshot() map[string]any {
+// Counts is a copy of Stats' counters.
+type Counts struct {
+	Forked, Fallbacks, Started, Died, Lost uint64
+	LastFallback                           string
+}
+
+// Get returns a copy of the counters.
+func (s *Stats) Get() Counts {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	return map[string]any{"forked": s.Forked, "fallbacks": s.Fallbacks, "started": s.Started,
-		"died": s.Died, "lost": s.Lost, "last_fallback": s.LastFallback}
+	return Counts{Forked: s.Forked, Fallbacks: s.Fallbacks, Started: s.Started, Died: s.Died, Lost: s.Lost, LastFallback: s.LastFallback}
 }
 
 // New returns a manager; call Close when done.

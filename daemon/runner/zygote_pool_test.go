@@ -1,0 +1,80 @@
+package runner
+
+import (
+	"bytes"
+	"context"
+	"os"
+	"path/filepath"
+	"strconv"
+	"testing"
+	"time"
+
+	"github.com/hookd/hookd/test/testutil"
+)
+
+func zygoteStat(p *Pool, name string) uint64 {
+	z := p.Stats().Zygote
+	return map[string]uint64{"forked": z.Forked, "ran_cold": z.RanCold}[name]
+}
+
+// TestPoolForksPythonHooks: a Python hook's first event runs cold while its zygote
+// starts; later events are forked and answer exactly as the cold run did (shell and exec
+// form), and the pool never also prewarms a process for it.
+func TestPoolForksPythonHooks(t *testing.T) {
+	dir := t.TempDir()
+	if _, err := lookPath("python3", testEnv(dir)); err != nil {
+		t.Skip("SKIP (loud): python3 not installed")
+	}
+	script := filepath.Join(dir, "hook.py")
+	os.WriteFile(script, []byte("import json, os, sys\nd = json.load(sys.stdin)\nprint(d['n'], os.environ['HOOK_VAR'], sys.argv[1:], os.getcwd())\nprint('e', file=sys.stderr)\nsys.exit(d['n'] % 3)\n"), 0o644)
+	p := newTestPool(t, PoolOptions{})
+	for _, spec := range []ProcSpec{
+		{Command: "python3 hook.py a 'b c'", Dir: dir, Env: testEnv(dir), Timeout: 20 * time.Second},
+		{Command: "python3", Args: []string{"hook.py", "a", "b c"}, Dir: dir, Env: testEnv(dir), Timeout: 20 * time.Second},
+	} {
+		forked0 := zygoteStat(p, "forked")
+		for i := 0; ; i++ {
+			spec.Stdin = []byte(`{"n":` + strconv.Itoa(i) + `}`)
+			cold := ExecRunner{}.Run(context.Background(), spec)
+			got := p.Run(context.Background(), spec)
+			if got.ExitCode != cold.ExitCode || !bytes.Equal(got.Stdout, cold.Stdout) || !bytes.Equal(got.Stderr, cold.Stderr) || got.StartErr != nil {
+				t.Fatalf("event %d: pool (%d %q %q %v), cold (%d %q %q)", i, got.ExitCode, got.Stdout, got.Stderr, got.StartErr, cold.ExitCode, cold.Stdout, cold.Stderr)
+			}
+			if zygoteStat(p, "forked") >= forked0+3 {
+				break
+			}
+			if i > 2000 {
+				t.Fatal("never forked")
+			}
+			time.Sleep(5 * time.Millisecond)
+		}
+	}
+	if n := stat(p, "spawned"); n != 0 {
+		t.Errorf("the pool also prewarmed %d processes for a forked hook", n)
+	}
+}
+
+// TestPoolZygoteTimeoutKillsGroup: a forked hook that outlives its timeout is killed
+// with everything it started, and reported as timed out.
+func TestPoolZygoteTimeoutKillsGroup(t *testing.T) {
+	dir := t.TempDir()
+	if _, err := lookPath("python3", testEnv(dir)); err != nil {
+		t.Skip("SKIP (loud): python3 not installed")
+	}
+	pidFile := filepath.Join(dir, "grandchild")
+	os.WriteFile(filepath.Join(dir, "slow.py"), []byte("import subprocess, sys, time\np = subprocess.Popen(['sleep', '300'])\nopen(sys.argv[1], 'w').write(str(p.pid))\ntime.sleep(300)\n"), 0o644)
+	p := newTestPool(t, PoolOptions{})
+	spec := ProcSpec{Command: "python3 slow.py " + pidFile, Dir: dir, Env: testEnv(dir), Timeout: 5 * time.Second}
+	p.Warm(spec)
+	poll(t, 60*time.Second, "zygote", func() bool { return len(p.zyg.ZygotePIDs()) == 1 })
+	r := p.Run(context.Background(), spec)
+	if !r.TimedOut || zygoteStat(p, "forked") != 1 {
+		t.Fatalf("timed out %v, forked %d: %+v", r.TimedOut, zygoteStat(p, "forked"), r)
+	}
+	b, err := os.ReadFile(pidFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pid, _ := strconv.Atoi(string(b))
+	poll(t, 10*time.Second, "grandchild gone", func() bool { return testutil.ProcessGone(pid) })
+}
