@@ -97,6 +97,7 @@ func New(ctx context.Context, o Options) (*Daemon, error) {
 		d.Close()
 		return nil, err
 	}
+	d.engine.SyncForwarders() // forwarders follow hookd's files (docs/claude-code.md); serving only
 	d.watcher = settings.StartWatcher(ctx, d.engine.Store(), settings.WatchOptions{Logger: o.Logger.Named("watcher"), Signals: o.Signals})
 	d.server.Reload = func(ctx context.Context) protocol.ReloadSummary { return d.watcher.Reload(ctx, "request") }
 	d.server.Status = d.Status

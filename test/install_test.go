@@ -4,8 +4,10 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"sort"
 	"strings"
 	"testing"
+	"time"
 )
 
 // `hookd install claude-code` end to end through the binaries: the moved hook runs in
@@ -86,4 +88,52 @@ func TestInstallClaudeCode(t *testing.T) {
 	if _, err := os.Stat(filepath.Join(e.Project, ".claude", "hookd.json")); !os.IsNotExist(err) {
 		t.Fatalf("hookd.json left behind (%v)", err)
 	}
+}
+
+// TestForwardersFollowHookdFile: the installer forwards only hooked events; a hook added
+// to hookd's file while the daemon runs gets its forwarder in Claude Code's file (and a
+// removed one loses it) without anyone editing that file, which keeps its other content.
+func TestForwardersFollowHookdFile(t *testing.T) {
+	e := NewEnv(t)
+	e.WriteSettings("project", `{"model": "opus", "hooks": {"PreToolUse": [{"matcher": "Bash", "hooks": [{"type": "command", "command": "true"}]}]}}`)
+	if r := e.Hookd("", "install", "claude-code", "--scope", "project", "--project", e.Project, "--hookc", bins.hookc); r.Code != 0 {
+		t.Fatalf("install: exit %d\n%s%s", r.Code, r.Stdout, r.Stderr)
+	}
+	read := func(p string) map[string]any {
+		b, err := os.ReadFile(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var m map[string]any
+		if err := json.Unmarshal(b, &m); err != nil {
+			t.Fatalf("%s: %v", p, err)
+		}
+		return m
+	}
+	hooked := func() []string {
+		var out []string
+		for ev := range read(e.SettingsPath("project"))["hooks"].(map[string]any) {
+			out = append(out, ev)
+		}
+		sort.Strings(out)
+		return out
+	}
+	if got := hooked(); strings.Join(got, ",") != "PreToolUse" {
+		t.Fatalf("forwarders after install: %v, want only PreToolUse", got)
+	}
+	e.Start()
+	e.Event(bashPayload(e, "ls")) // the session's first event: hookd now knows (and watches) the project
+	hpath := filepath.Join(e.Project, ".claude", "hookd.json")
+	m := read(hpath)
+	m["hooks"].(map[string]any)["Stop"] = []any{map[string]any{"hooks": []any{cmdHook("true")}}}
+	b, _ := json.MarshalIndent(m, "", "  ")
+	WriteAtomic(t, hpath, string(b))
+	Eventually(t, 20*time.Second, "a Stop forwarder in settings.json", func() bool { return strings.Join(hooked(), ",") == "PreToolUse,Stop" })
+	if s := read(e.SettingsPath("project")); s["model"] != "opus" || len(s) != 2 {
+		t.Fatalf("other keys changed: %v", s)
+	}
+	delete(m["hooks"].(map[string]any), "PreToolUse")
+	b, _ = json.MarshalIndent(m, "", "  ")
+	WriteAtomic(t, hpath, string(b))
+	Eventually(t, 20*time.Second, "the PreToolUse forwarder gone", func() bool { return strings.Join(hooked(), ",") == "Stop" })
 }

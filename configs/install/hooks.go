@@ -4,12 +4,14 @@ import (
 	"encoding/json"
 	"fmt"
 	"math"
+	"regexp"
 	"sort"
 	"strings"
 	"time"
 
 	"github.com/hookd/hookd/configs"
 	"github.com/hookd/hookd/events"
+	"github.com/hookd/hookd/matcher"
 )
 
 // hooksValue is a settings file's "hooks" object: event → raw array of matcher groups,
@@ -197,27 +199,28 @@ const DefaultForwarderTimeout = 600 * time.Second
 // Claude Code must not give up on hookc at the same instant.
 const forwarderMargin = 30 * time.Second
 
-// Forwarding lists, for each event, whether the installer puts a forwarder there and why
-// not when it does not. Claude Code runs the forwarder for every event it fires, so
-// every event reaches hookd — also events whose hooks are added to hookd's file after
-// the install — at the cost of one hookc start per event (about 3 ms against a running
-// daemon). Three events are the exception, because the mere presence of a hook changes
-// what Claude Code does there:
+// Forwarding says whether the installer puts a forwarder on event, given whether
+// hookd's file holds hooks for it, and why not when it does not. Claude Code starts the
+// forwarder — a hookc process, 20–46 ms per event as Claude Code measures it — for every
+// event it fires and every group whose matcher matches, so an event nobody hooks must
+// have no forwarder: only events with hooks in hookd's file get one, with a matcher that
+// is the union of their groups' matchers. A hook added to hookd's file later gets its
+// forwarder from the running daemon (PlanResync, docs/claude-code.md), or from running
+// `hookd install` again.
 //
-//   - WorktreeCreate: a hook replaces Claude Code's own `git worktree add`, so a
-//     forwarder with nothing behind it would break worktree creation;
-//   - WorktreeRemove: likewise replaces the default removal;
-//   - FileChanged: the matchers build the list of files Claude Code watches (spec §2); a
-//     "*" matcher would watch a file literally named "*".
-//
-// These get a forwarder only when hooks of theirs were moved, and FileChanged then one
-// group per moved matcher, so Claude Code watches exactly the files it watched before.
-func Forwarding(event string) (always bool, why string) {
-	switch event {
-	case "WorktreeCreate", "WorktreeRemove":
-		return false, "a hook there replaces Claude Code's own worktree handling; forwarded only when hooks were moved"
-	case "FileChanged":
-		return false, "matchers there are the list of watched files; forwarded only for the moved matchers"
+// Three events would be changed by a forwarder with nothing behind it even without the
+// cost: WorktreeCreate and WorktreeRemove (a hook replaces Claude Code's own worktree
+// handling) and FileChanged (the matchers are the list of watched files; FileChanged gets
+// one group per matcher, so Claude Code watches exactly the files it watched before).
+func Forwarding(event string, hooked bool) (forward bool, why string) {
+	if !hooked {
+		switch event {
+		case "WorktreeCreate", "WorktreeRemove":
+			return false, "a hook there replaces Claude Code's own worktree handling"
+		case "FileChanged":
+			return false, "matchers there are the list of watched files"
+		}
+		return false, "no hook in hookd's file for this event"
 	}
 	return true, ""
 }
@@ -232,8 +235,10 @@ func forwarders(moved hooksValue, cmd string) hooksValue {
 	seenMatcher := map[string]bool{}
 	movedEvents := map[string]bool{}
 	failClosed := map[string]bool{}
+	groupMatchers := map[string][]*string{}
 	eachHandler(moved, func(event string, m *string, hi handlerInfo) {
 		movedEvents[event] = true
+		groupMatchers[event] = append(groupMatchers[event], m)
 		if hi.OnFailure == "block" && !hi.Async {
 			failClosed[event] = true
 		}
@@ -260,7 +265,7 @@ func forwarders(moved hooksValue, cmd string) hooksValue {
 	out := object{}
 	for _, name := range events.Names() {
 		ev, _ := events.Lookup(name)
-		if always, _ := Forwarding(name); !always && !movedEvents[name] {
+		if fwd, _ := Forwarding(name, movedEvents[name]); !fwd {
 			continue
 		}
 		timeout := DefaultForwarderTimeout
@@ -298,13 +303,64 @@ func forwarders(moved hooksValue, cmd string) hooksValue {
 				groups = append(groups, append(g, member{"hooks", hooks}).raw())
 			}
 		case ev.MatcherField != "":
-			groups = append(groups, object{{"matcher", str("*")}, {"hooks", hooks}}.raw())
+			groups = append(groups, object{{"matcher", str(UnionMatcher(groupMatchers[name]))}, {"hooks", hooks}}.raw())
 		default:
 			groups = append(groups, object{{"hooks", hooks}}.raw())
 		}
 		out = append(out, member{name, array(groups)})
 	}
 	return out
+}
+
+// UnionMatcher is one Claude Code matcher that matches what any of ms matches (nil, "",
+// "*": everything). Exact names and lists stay a list ("Bash|Edit|Write"); with a regular
+// expression among them, exact names become anchored alternatives and each expression a
+// non-capturing group, which JavaScript's RegExp and Go's RE2 read alike: "^(?:Bash)$|(?:mcp__.*)".
+// A matcher that does not compile (hookd's validation reports it) gives "*": forward
+// everything rather than lose events.
+func UnionMatcher(ms []*string) string {
+	var names, res []string
+	seen := map[string]bool{}
+	for _, m := range ms {
+		if m == nil {
+			return "*"
+		}
+		c, err := matcher.Compile(*m, false)
+		if err != nil || c.MatchesAll() {
+			return "*"
+		}
+		if !c.IsRegex() {
+			for _, n := range c.Names() {
+				if !seen[n] {
+					seen[n] = true
+					names = append(names, n)
+				}
+			}
+			continue
+		}
+		if !seen["\x00"+*m] {
+			seen["\x00"+*m] = true
+			res = append(res, *m)
+		}
+	}
+	if len(res) == 0 {
+		if len(names) == 0 {
+			return "*" // only empty lists: nothing to narrow to safely
+		}
+		return strings.Join(names, "|")
+	}
+	var parts []string
+	if len(names) > 0 {
+		q := make([]string, len(names))
+		for i, n := range names {
+			q[i] = regexp.QuoteMeta(n)
+		}
+		parts = append(parts, "^(?:"+strings.Join(q, "|")+")$")
+	}
+	for _, r := range res {
+		parts = append(parts, "(?:"+r+")")
+	}
+	return strings.Join(parts, "|")
 }
 
 func seconds(d time.Duration) json.RawMessage {

@@ -567,3 +567,59 @@ func restoreHooks(sf *settingsFile, hooks json.RawMessage) ([]byte, error) {
 	}
 	return spliceTopLevel(sf.data, "hooks", hooks)
 }
+
+// PlanResync recomputes the forwarders of an installed scope from the hooks now in
+// hookd's file, and changes nothing else: hooks in the Claude Code file other than the
+// forwarders (prompt and agent handlers, hooks added there since the install) stay as they
+// are, for Claude Code to run; no hook moves; hookd's file is not touched. The running
+// daemon calls it when hookd's file changes, so a hook added there later gets its forwarder
+// without anyone editing Claude Code's file, and an event whose last hook was removed stops
+// costing a hookc start. Claude Code reloads hooks from its settings files when they change
+// (spec §12, "Reload"). Without an install record in hookd's file it plans nothing.
+func PlanResync(o Options) (*Plan, error) {
+	if err := o.check(); err != nil {
+		return nil, err
+	}
+	hpath := configs.HookdPathFor(o.Settings, o.Scope)
+	hf, err := readHookd(hpath)
+	if err != nil {
+		return nil, err
+	}
+	sf, err := readSettings(o.Settings)
+	if err != nil {
+		return nil, err
+	}
+	p := &Plan{Settings: o.Settings, Hookd: hpath, SettingsBefore: sf.data, SettingsAfter: sf.data,
+		HookdBefore: hf.data, HookdAfter: hf.data, Backups: map[string]string{}}
+	if hf.meta == nil || hf.meta.Forwarder == "" || sf.data == nil {
+		return p, nil // not installed here (or Claude Code's file is gone): nothing to keep in sync
+	}
+	newHooks := withForwarders(withoutForwarders(sf.hooks), forwarders(hf.hooks, hf.meta.Forwarder))
+	if sf.hasHooks && equalJSON(newHooks.raw(), mustRaw(sf.top, "hooks")) {
+		return p, nil
+	}
+	if len(bytes.TrimSpace(sf.data)) == 0 {
+		p.SettingsAfter = append(indent(object{{"hooks", newHooks.raw()}}.raw(), "", "  "), '\n')
+	} else if p.SettingsAfter, err = spliceTopLevel(sf.data, "hooks", newHooks.raw()); err != nil {
+		return nil, fmt.Errorf("%s: %w", o.Settings, err)
+	}
+	p.Summary = append(p.Summary, fmt.Sprintf("forwarders in %s follow %s: %s", o.Settings, hpath, joinOrNone(eventsOf(forwarders(hf.hooks, hf.meta.Forwarder)))))
+	return p, nil
+}
+
+// PlanResyncFile is PlanResync for the scope whose hookd-owned file is hookdPath, as its
+// install record names it; nil when the file does not exist or has no install record.
+func PlanResyncFile(hookdPath string) (*Plan, error) {
+	hf, err := readHookd(hookdPath)
+	if err != nil || hf.meta == nil {
+		return nil, err
+	}
+	o := Options{Scope: configs.Kind(hf.meta.Scope), Settings: hf.meta.InstalledFrom}
+	if err := o.check(); err != nil {
+		return nil, fmt.Errorf("%s: install record: %w", hookdPath, err)
+	}
+	if filepath.Clean(configs.HookdPathFor(o.Settings, o.Scope)) != filepath.Clean(hookdPath) {
+		return nil, fmt.Errorf("%s: its install record names %s, whose hookd file is elsewhere", hookdPath, o.Settings)
+	}
+	return PlanResync(o)
+}

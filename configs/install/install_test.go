@@ -11,6 +11,7 @@ import (
 
 	"github.com/hookd/hookd/configs"
 	"github.com/hookd/hookd/events"
+	"github.com/hookd/hookd/matcher"
 )
 
 const fwd = "/opt/hookd/bin/hookc"
@@ -132,7 +133,7 @@ const mixed = `{
 }
 `
 
-func TestInstallMovesRunnableHooksAndForwardsEveryEvent(t *testing.T) {
+func TestInstallMovesRunnableHooksAndForwardsHookedEvents(t *testing.T) {
 	w := newWorld(t, mixed)
 	p := w.install()
 	s, h := w.read(w.settings), w.read(w.hookd)
@@ -174,15 +175,23 @@ func TestInstallMovesRunnableHooksAndForwardsEveryEvent(t *testing.T) {
 	}
 	for _, name := range events.Names() {
 		n, _ := runs(name)
-		want := 1
+		want := 0 // nobody hooks it: no hookc start per event
 		switch name {
-		case "WorktreeCreate", "WorktreeRemove":
-			want = 0 // nothing moved there: a forwarder would replace Claude Code's own handling
+		case "PreToolUse", "SessionEnd":
+			want = 1
 		case "FileChanged":
 			want = 2 // one per moved matcher, so the watch list is unchanged
 		}
 		if n != want {
 			t.Errorf("%s: %d forwarders, want %d", name, n, want)
+		}
+	}
+	// The PreToolUse forwarder fires for exactly the tools the moved groups match.
+	for _, g := range cc["PreToolUse"] {
+		if n, _ := runs("PreToolUse"); n == 1 && len(g.Hooks) == 1 && strings.Contains(string(g.Hooks[0]), fwd) {
+			if g.Matcher == nil || *g.Matcher != "Bash|Edit|Write" {
+				t.Errorf("PreToolUse forwarder matcher %v, want Bash|Edit|Write", g.Matcher)
+			}
 		}
 	}
 	// Matchers and timeouts of the forwarders.
@@ -203,7 +212,7 @@ func TestInstallMovesRunnableHooksAndForwardsEveryEvent(t *testing.T) {
 		}
 		return "missing"
 	}
-	for event, want := range map[string]any{"PreToolUse": 930.0, "Stop": 600.0, "UserPromptSubmit": 600.0, "SessionEnd": 20.0, "FileChanged": 630.0} {
+	for event, want := range map[string]any{"PreToolUse": 930.0, "Stop": "missing", "UserPromptSubmit": "missing", "SessionEnd": 20.0, "FileChanged": 630.0} {
 		if got := timeoutOf(event); got != want {
 			t.Errorf("%s forwarder timeout %v, want %v", event, got, want)
 		}
@@ -462,8 +471,8 @@ func TestSplice(t *testing.T) {
 // TestForwarderFailsClosedWithItsHooks: when a moved hook of an event says "onFailure":
 // "block", the forwarder of that event says it too, so a forwarder that times out or
 // cannot start blocks in Claude Code as the hook itself would have; other events'
-// forwarders (and async hooks' events) do not. The model-switch events get forwarders
-// like every other event.
+// forwarders (and async hooks' events) do not. Events nobody hooks (the model-switch
+// events here) get no forwarder.
 func TestForwarderFailsClosedWithItsHooks(t *testing.T) {
 	w := newWorld(t, `{"hooks": {
   "PreToolUse": [{"matcher": "Bash", "hooks": [{"type": "command", "command": "/g/guard.sh", "onFailure": "block"}]}],
@@ -497,8 +506,145 @@ func TestForwarderFailsClosedWithItsHooks(t *testing.T) {
 		}
 	}
 	for _, ev := range []string{"PreModelSwitch", "PostModelSwitch"} {
-		if len(cc[ev]) != 1 || cc[ev][0].Matcher == nil || *cc[ev][0].Matcher != "*" {
-			t.Errorf("%s: forwarder groups %+v, want one with matcher \"*\"", ev, cc[ev])
+		if len(cc[ev]) != 0 {
+			t.Errorf("%s: forwarder groups %+v, want none (nothing hooked there)", ev, cc[ev])
 		}
+	}
+}
+
+// TestUnionMatcher: the forwarder's matcher matches a tool name exactly when one of the
+// moved groups' matchers does — checked with hookd's matcher package (Claude Code's rules).
+func TestUnionMatcher(t *testing.T) {
+	sp := func(s string) *string { return &s }
+	tools := []string{"Bash", "Edit", "Write", "NotebookEdit", "Read", "mcp__github__create_issue", "mcp__fs__read", "Task", "a.b", "aXb", ""}
+	for _, ms := range [][]*string{
+		{sp("Bash")},
+		{sp("Bash"), sp("Edit|Write")},
+		{sp("Edit, Write"), sp("Bash")},
+		{sp("Bash"), sp("mcp__github__.*")},
+		{sp("Edit.*"), sp("^Read$")},
+		{sp("a.b")}, // a regex: "." is not in the exact-name alphabet
+		{sp("Bash"), nil},
+		{sp("Bash"), sp("*")},
+		{sp("Bash"), sp("")},
+	} {
+		u := UnionMatcher(ms)
+		um, err := matcher.Compile(u, false)
+		if err != nil {
+			t.Fatalf("%v → %q does not compile: %v", ms, u, err)
+		}
+		for _, tool := range tools {
+			want := false
+			for _, m := range ms {
+				c, _ := matcher.Compile(deref(m), false)
+				want = want || c.Match(tool)
+			}
+			if um.Match(tool) != want {
+				t.Errorf("union %q of %v: Match(%q) = %v, want %v", u, strs(ms), tool, um.Match(tool), want)
+			}
+		}
+	}
+}
+
+func deref(s *string) string {
+	if s == nil {
+		return ""
+	}
+	return *s
+}
+
+func strs(ms []*string) []string {
+	var out []string
+	for _, m := range ms {
+		if m == nil {
+			out = append(out, "<none>")
+		} else {
+			out = append(out, *m)
+		}
+	}
+	return out
+}
+
+// TestResyncFollowsHookdFile: after an install, a hook added to hookd's file gets its
+// forwarder, a hook removed loses it, and nothing else in Claude Code's file changes —
+// neither hooks added there since the install nor other keys.
+func TestResyncFollowsHookdFile(t *testing.T) {
+	w := newWorld(t, mixed)
+	w.install()
+	resync := func() *Plan {
+		t.Helper()
+		p, err := PlanResync(w.opts())
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := p.Apply(); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	if p := resync(); p.Changed() {
+		t.Fatalf("resync right after install changed something:\n%s", p.Diff())
+	}
+	// The user adds a Stop hook to hookd's file and a command hook of their own to Claude
+	// Code's file (Claude Code runs that one itself).
+	hpath := w.hookd
+	h := w.read(hpath)
+	h = strings.Replace(h, `"hooks": {`, `"hooks": {"Stop": [{"hooks": [{"type": "command", "command": "stop-gate"}]}],`, 1)
+	if err := os.WriteFile(hpath, []byte(h), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	s := w.read(w.settings)
+	s = strings.Replace(s, `"hooks": {`, `"hooks": {"Notification": [{"hooks": [{"type": "command", "command": "mine"}]}],`, 1)
+	if err := os.WriteFile(w.settings, []byte(s), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	hookdBefore := w.read(hpath)
+	p := resync()
+	after := w.read(w.settings)
+	if !p.Changed() || !strings.Contains(after, `"command": "mine"`) || w.read(hpath) != hookdBefore {
+		t.Fatalf("resync: changed %v\n%s", p.Changed(), after)
+	}
+	var cc map[string][]struct {
+		Hooks []handlerInfo `json:"hooks"`
+	}
+	if err := json.Unmarshal([]byte(hooksOf(t, after)), &cc); err != nil {
+		t.Fatal(err)
+	}
+	fwds := func(event string) int {
+		n := 0
+		for _, g := range cc[event] {
+			for _, hi := range g.Hooks {
+				if hi.Command == w.opts().Forwarder {
+					n++
+				}
+			}
+		}
+		return n
+	}
+	if fwds("Stop") != 1 || fwds("PreToolUse") != 1 || fwds("Notification") != 0 || len(cc["Notification"]) != 1 {
+		t.Fatalf("forwarders after adding a Stop hook: %s", hooksOf(t, after))
+	}
+	if got, want := topKeys(t, after), []string{"$schema", "permissions", "hooks", "model"}; !reflect.DeepEqual(got, want) {
+		t.Errorf("keys %v", got)
+	}
+	// Idempotent, and the SessionEnd hook removed from hookd's file loses its forwarder.
+	if p := resync(); p.Changed() {
+		t.Fatalf("second resync changed:\n%s", p.Diff())
+	}
+	h = w.read(hpath)
+	h = strings.Replace(h, `"command": "bye"`, `"command": "bye"`, 1)
+	var top map[string]json.RawMessage
+	json.Unmarshal([]byte(h), &top)
+	var hooks map[string]json.RawMessage
+	json.Unmarshal(top["hooks"], &hooks)
+	delete(hooks, "SessionEnd")
+	top["hooks"], _ = json.Marshal(hooks)
+	b, _ := json.Marshal(top)
+	os.WriteFile(hpath, b, 0o644)
+	resync()
+	cc = nil
+	json.Unmarshal([]byte(hooksOf(t, w.read(w.settings))), &cc)
+	if fwds("SessionEnd") != 0 || fwds("Stop") != 1 {
+		t.Fatalf("after removing SessionEnd from hookd's file: %s", hooksOf(t, w.read(w.settings)))
 	}
 }

@@ -69,6 +69,8 @@ type storeHooks struct {
 	// newProject, if set, is called (without locks held) when a project is loaded for
 	// the first time: the watcher adds watches for its files.
 	newProject func(project string)
+	// reloaded, if set, is called (without locks held) after every reload.
+	reloaded func(protocol.ReloadSummary)
 }
 
 // retryPolicy bounds how long a reload waits for a file that may be mid-write: a parse
@@ -341,6 +343,24 @@ func (s *Store) compileLocked(p *projectState) *configs.Snapshot {
 // (retryPolicy) before it is called invalid; the other files' changes are applied
 // meanwhile.
 func (s *Store) Reload(ctx context.Context, why string, paths ...string) protocol.ReloadSummary {
+	sum := s.reload(ctx, why, paths...)
+	s.mu.Lock()
+	cb := s.hooks.reloaded
+	s.mu.Unlock()
+	if cb != nil {
+		cb(sum)
+	}
+	return sum
+}
+
+// OnReload installs a callback run (without locks) after every reload with its summary.
+func (s *Store) OnReload(f func(protocol.ReloadSummary)) {
+	s.mu.Lock()
+	s.hooks.reloaded = f
+	s.mu.Unlock()
+}
+
+func (s *Store) reload(ctx context.Context, why string, paths ...string) protocol.ReloadSummary {
 	s.reloadMu.Lock()
 	defer s.reloadMu.Unlock()
 	start := time.Now()

@@ -1,0 +1,50 @@
+package daemon
+
+import (
+	"path/filepath"
+
+	"go.uber.org/zap"
+
+	"github.com/hookd/hookd/configs"
+	"github.com/hookd/hookd/configs/install"
+	"github.com/hookd/hookd/protocol"
+)
+
+// SyncForwarders keeps the forwarders `hookd install claude-code` put into Claude Code's
+// settings files in step with the hooks in hookd's own files (issue 14, item 3): the
+// installer forwards only events that have hooks behind them, so when a hookd-owned file
+// (hookd.json, hookd.local.json) changes — a hook added, one removed — the running daemon
+// recomputes that scope's forwarders (install.PlanResync) and rewrites only the forwarders
+// in the Claude Code file beside it. No other key or hook of that file changes, and
+// Claude Code, which reloads hooks when its settings files change, picks the new
+// forwarders up mid-session. Only a serving daemon (New with a socket) calls it; `hookd run` writes nothing.
+func (e *Engine) SyncForwarders() {
+	e.store.OnReload(func(sum protocol.ReloadSummary) {
+		for _, p := range sum.Changed {
+			e.resyncForwarders(p)
+		}
+	})
+	// hookd's files may have changed while no daemon ran: the user scope's is checked now;
+	// a project's on its next change, or by running `hookd install` there again.
+	e.resyncForwarders(filepath.Join(e.store.Base().UserDir, configs.HookdFile))
+}
+
+func (e *Engine) resyncForwarders(hookdPath string) {
+	base := filepath.Base(hookdPath)
+	if base != configs.HookdFile && base != configs.HookdLocalFile {
+		return
+	}
+	p, err := install.PlanResyncFile(hookdPath)
+	if err != nil {
+		e.log.Warn("cannot keep forwarders in step with hookd's file", zap.String("file", hookdPath), zap.Error(err))
+		return
+	}
+	if p == nil || !p.Changed() {
+		return
+	}
+	if err := p.Apply(); err != nil {
+		e.log.Warn("cannot rewrite forwarders", zap.String("file", p.Settings), zap.Error(err))
+		return
+	}
+	e.log.Info("forwarders follow hookd's file", zap.String("hookd_file", hookdPath), zap.String("settings", p.Settings), zap.Strings("summary", p.Summary))
+}
