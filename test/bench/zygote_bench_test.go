@@ -254,15 +254,11 @@ func readHead(p string) string {
 }
 
 func zygManager(d *Daemon) map[string]any {
-	extra, _ := d.Status()["extra"].(map[string]any)
-	m, _ := extra["zygote"].(map[string]any)
-	mm, _ := m["manager"].(map[string]any)
-	return mm
+	m, _ := d.Status()["zygote"].(map[string]any)
+	return m
 }
 
 func zygStat(d *Daemon, name string) float64 {
-	extra, _ := d.Status()["extra"].(map[string]any)
-	m, _ := extra["zygote"].(map[string]any)
-	f, _ := m[name].(float64)
+	f, _ := zygManager(d)[name].(float64)
 	return f
 }
