@@ -236,10 +236,12 @@ var catalogue = []*Event{
 		Honours: fields(FAdditionalContext), Exit2: "stderr shown to user"},
 	{Name: "PostCompact", MatcherField: "trigger", Types: chm,
 		Honours: []Field{FContinue, FStopReason, FTerminalSequence}, Exit2: "stderr shown to user"},
+	// decision:"block" is honoured on both since Claude Code 2.1.284 (it declines, as exit
+	// 2 does).
 	{Name: "Elicitation", MatcherField: "mcp_server_name", CanBlock: true, Types: chm,
-		Honours: []Field{FContinue, FStopReason, FElicitationAction, FTerminalSequence}, Exit2: "elicitation denied"},
+		Honours: []Field{FContinue, FStopReason, FDecision, FElicitationAction, FTerminalSequence}, Exit2: "elicitation denied"},
 	{Name: "ElicitationResult", MatcherField: "mcp_server_name", CanBlock: true, Types: chm,
-		Honours: []Field{FContinue, FStopReason, FElicitationAction, FTerminalSequence}, Exit2: "action becomes decline"},
+		Honours: []Field{FContinue, FStopReason, FDecision, FElicitationAction, FTerminalSequence}, Exit2: "action becomes decline"},
 	{Name: "SessionEnd", MatcherField: "reason", Types: chm, DefaultTimeout: SessionEndBudget,
 		Honours: []Field{FTerminalSequence}, Exit2: "stderr shown to user"},
 }

@@ -70,3 +70,20 @@ func TestModelMatch(t *testing.T) {
 		}
 	}
 }
+
+// TestElicitationDecisionBlock: {"decision":"block"} declines an elicitation (Claude Code
+// 2.1.284), as exit 2 does.
+func TestElicitationDecisionBlock(t *testing.T) {
+	for _, name := range []string{"Elicitation", "ElicitationResult"} {
+		ev := mustEvent(t, name)
+		in := Interpret(ev, protocol.HookRef{ID: "h"}, cmd(0, `{"decision":"block","reason":"no forms"}`, ""))
+		if !in.Block || in.BlockReason != "no forms" || in.Outcome != protocol.OutcomeBlocked {
+			t.Fatalf("%s: %+v", name, summarize(in))
+		}
+		// Rendered with exit 2, which declines on every Claude Code version.
+		res := Merge(ev, []Interpretation{in})
+		if res.ExitCode != 2 || res.Stderr != "no forms\n" {
+			t.Errorf("%s rendered exit %d %s / %q", name, res.ExitCode, res.Output, res.Stderr)
+		}
+	}
+}

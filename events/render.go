@@ -216,7 +216,7 @@ func renderPermissionRequest(res *protocol.Result, hso *object) {
 // PostToolUse: probes stop-2, ups-4, post-3), then hookSpecificOutput.additionalContext
 // and the event's own fields in name order.
 func renderEventFields(ev *Event, res *protocol.Result, top, hso *object) {
-	if res.Block != nil && ev.Honoured(FDecision) {
+	if res.Block != nil && ev.Honoured(FDecision) && !blockByExit2Only(ev) {
 		top.set("decision", "block")
 		top.set("reason", res.Block.Reason)
 	}
@@ -228,6 +228,14 @@ func renderEventFields(ev *Event, res *protocol.Result, top, hso *object) {
 		}
 		hso.set(k, res.Specific[k])
 	}
+}
+
+// blockByExit2Only: events whose blocks hookd says with exit 2 although the event reads
+// decision:"block" too. Elicitation and ElicitationResult honour decision:"block" only
+// since Claude Code 2.1.284; exit 2 declines on every version, so hookd keeps answering
+// that way (a hook's own decision:"block" is still read, see Honours).
+func blockByExit2Only(ev *Event) bool {
+	return ev.Name == "Elicitation" || ev.Name == "ElicitationResult"
 }
 
 // renderContext writes every context, plain-stdout ones included, as one
@@ -257,7 +265,7 @@ func renderExitCode(ev *Event, res *protocol.Result) {
 	switch {
 	case ev.Name == "PreToolUse" || ev.Name == "PreModelSwitch" || ev.Name == "PermissionRequest" || ev.ExitCodeIgnored:
 		return
-	case ev.CanBlock && !ev.Honoured(FDecision):
+	case ev.CanBlock && (!ev.Honoured(FDecision) || blockByExit2Only(ev)):
 		if res.Block != nil && !res.PreventContinuation {
 			res.ExitCode, res.Stderr = 2, withNewline(res.Block.Reason)
 		}
