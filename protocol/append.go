@@ -47,6 +47,14 @@ func AppendRequest(dst []byte, req *Request) []byte {
 		dst = append(dst, `,"project_dir":`...)
 		dst = AppendString(dst, req.ProjectDir)
 	}
+	if req.Harness != "" {
+		dst = append(dst, `,"harness":`...)
+		dst = AppendString(dst, req.Harness)
+	}
+	if req.HarnessVersion != "" {
+		dst = append(dst, `,"harness_version":`...)
+		dst = AppendString(dst, req.HarnessVersion)
+	}
 	if req.Options != (Options{}) {
 		dst = append(dst, `,"options":{`...)
 		sep := false

@@ -12,6 +12,7 @@ func TestAppendRequestMatchesEncodingJSON(t *testing.T) {
 		{Op: OpPing},
 		{V: 1, ID: "x", Event: json.RawMessage("{\n  \"a\": [1, 2],\n  \"s\": \"sp ace\\n\"\n}"), Options: Options{Client: "c"}},
 		{V: 1, EventText: "bad utf8 \xff\xfe", Options: Options{ResultOnly: true}},
+		{V: 1, EventText: "{}", Harness: HarnessGemini, HarnessVersion: "0.61.0", Options: Options{Client: "hookc"}},
 	}
 	for _, r := range reqs {
 		got := AppendRequest(nil, r)

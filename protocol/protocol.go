@@ -34,7 +34,16 @@ type Request struct {
 	EventText  string   `json:"event_text,omitempty"`
 	Env        []string `json:"env,omitempty"`
 	ProjectDir string   `json:"project_dir,omitempty"`
-	Options    Options  `json:"options,omitempty"`
+	// Harness names the agent that sent the event (HarnessClaudeCode, HarnessCodex,
+	// HarnessGemini): it decides how the payload's event and tool names map onto hookd's
+	// catalogue and in which format the answer is rendered. hookc sets it from its
+	// --harness flag (the installed forwarder carries it); when empty the daemon detects
+	// the harness from the payload (DetectHarness).
+	Harness string `json:"harness,omitempty"`
+	// HarnessVersion is the harness's version when the caller knows it; the daemon may
+	// also find it from the payload (Codex: the transcript's session_meta).
+	HarnessVersion string  `json:"harness_version,omitempty"`
+	Options        Options `json:"options,omitempty"`
 }
 
 // Options are per-request knobs.
@@ -173,7 +182,12 @@ const (
 // Result is the merged answer to one event.
 type Result struct {
 	DecisionID string `json:"decision_id"`
-	Event      string `json:"event"`
+	// Event is hookd's (Claude Code's) name of the event; NativeEvent the harness's own
+	// name when it differs (Gemini CLI's "BeforeTool" for "PreToolUse").
+	Event       string `json:"event"`
+	NativeEvent string `json:"native_event,omitempty"`
+	// Harness is the agent the answer is rendered for (HarnessClaudeCode when empty).
+	Harness string `json:"harness,omitempty"`
 	// Revision is the hash of every settings source the answer was computed from.
 	Revision string `json:"revision,omitempty"`
 	// Mode is "parallel" or "sequential".
@@ -275,6 +289,66 @@ func ErrorFrame(id string, err error) Frame {
 		pe = &Error{Code: CodeInternal, Message: err.Error()}
 	}
 	return Frame{Type: FrameError, V: Version, ID: id, Error: pe}
+}
+
+// Harness names (Request.Harness).
+const (
+	HarnessClaudeCode = "claude-code"
+	HarnessCodex      = "codex"
+	HarnessGemini     = "gemini"
+)
+
+// geminiOnly are Gemini CLI event names no other harness uses.
+var geminiOnly = map[string]bool{"BeforeTool": true, "AfterTool": true, "BeforeAgent": true, "AfterAgent": true,
+	"BeforeModel": true, "AfterModel": true, "BeforeToolSelection": true, "PreCompress": true}
+
+// DetectHarness names the harness that produced payload when the request does not say
+// (Request.Harness empty). The rules, in order, use facts each harness's payloads carry
+// and the others' do not (captured from Claude Code 2.1.330, Codex 0.169.0, Gemini CLI
+// 0.61.0):
+//
+//  1. a Gemini CLI event name (BeforeTool, AfterAgent, ...), or a top-level "timestamp"
+//     string with a transcript_path under a ".gemini" directory → gemini;
+//  2. the event "Interrupt", or a top-level "turn_id" (every Codex turn-scoped payload
+//     carries one; Claude Code's do not) or a transcript_path under ".codex/sessions" → codex;
+//  3. anything else → claude-code.
+//
+// Detection is a convenience for callers that speak the protocol themselves; installed
+// forwarders pass --harness explicitly, which always wins.
+func DetectHarness(payload []byte) string {
+	var top struct {
+		Event      string           `json:"hook_event_name"`
+		Timestamp  *json.RawMessage `json:"timestamp"`
+		TurnID     *json.RawMessage `json:"turn_id"`
+		Transcript string           `json:"transcript_path"`
+	}
+	if json.Unmarshal(payload, &top) != nil {
+		return HarnessClaudeCode
+	}
+	switch {
+	case geminiOnly[top.Event], top.Timestamp != nil && containsPathPart(top.Transcript, ".gemini"):
+		return HarnessGemini
+	case top.Event == "Interrupt", top.TurnID != nil, containsPathPart(top.Transcript, ".codex"):
+		return HarnessCodex
+	}
+	return HarnessClaudeCode
+}
+
+func containsPathPart(p, part string) bool {
+	for len(p) > 0 {
+		i := 0
+		for i < len(p) && p[i] != '/' {
+			i++
+		}
+		if p[:i] == part {
+			return true
+		}
+		if i == len(p) {
+			break
+		}
+		p = p[i+1:]
+	}
+	return false
 }
 
 // Ping is the answer to an OpPing request, carried in a result frame's Data.

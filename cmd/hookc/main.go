@@ -1,10 +1,12 @@
-// Command hookc forwards one Claude Code hook event to hookd and answers as a hook.
+// Command hookc forwards one hook event to hookd and answers as a hook.
 //
 // A harness runs hookc as its hook command: the event JSON arrives on stdin, hookc sends
 // it to the daemon over the Unix socket together with its own environment (so hooks run
 // with the PATH, virtualenv and CLAUDE_* variables the harness gave it), and prints the
-// merged answer as a Claude Code hook output: JSON on stdout and exit code 0, or exit 2
-// with the reason on stderr where only exit 2 expresses the outcome.
+// merged answer as a hook output: JSON on stdout and exit code 0, or exit 2 with the reason
+// on stderr where only exit 2 expresses the outcome. The daemon renders the answer in the
+// format of the harness named by --harness (Claude Code, Codex CLI, Gemini CLI); exit 2 is
+// the fail-closed signal all three read as "block".
 //
 // Fail safe: if the daemon cannot be reached, hookc runs the event through the same
 // engine in-process (`hookd run`); if even that fails, it blocks the event with a reason
@@ -42,6 +44,7 @@ type options struct {
 	timeout    time.Duration
 	fallback   bool
 	debug      bool
+	harness    string
 }
 
 func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
@@ -53,6 +56,7 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	fs.StringVar(&o.projectDir, "project-dir", os.Getenv("CLAUDE_PROJECT_DIR"), "project directory (default $CLAUDE_PROJECT_DIR)")
 	fs.DurationVar(&o.timeout, "timeout", 0, "give up on the daemon after this long (0: no limit; the harness's hook timeout applies)")
 	fs.BoolVar(&o.fallback, "fallback", true, "when the daemon is unreachable, run the event in-process with `hookd run`")
+	fs.StringVar(&o.harness, "harness", os.Getenv("HOOKD_HARNESS"), "the agent running this forwarder: claude-code, codex or gemini (default: detected from the payload; env HOOKD_HARNESS)")
 	fs.BoolVar(&o.debug, "debug", os.Getenv("HOOKC_DEBUG") != "", "print the decision id and timings on stderr (env HOOKC_DEBUG)")
 	fs.Usage = func() {
 		fmt.Fprintf(stderr, "usage: hookc [flags] < event.json\n\nForward one hook event to hookd and print the Claude Code hook output.\n\n")
@@ -79,7 +83,7 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		defer cancel()
 	}
 	req := &protocol.Request{
-		V: protocol.Version, EventText: string(payload), Env: os.Environ(), ProjectDir: o.projectDir,
+		V: protocol.Version, EventText: string(payload), Env: os.Environ(), ProjectDir: o.projectDir, Harness: o.harness,
 		Options: protocol.Options{Client: "hookc", ResultOnly: !o.stream},
 	}
 	var onLine func([]byte, protocol.FrameType)
@@ -158,6 +162,9 @@ func inProcess(ctx context.Context, payload []byte, o options, stdout, stderr io
 	args := []string{"run", "--stream"}
 	if o.projectDir != "" {
 		args = append(args, "--project-dir", o.projectDir)
+	}
+	if o.harness != "" {
+		args = append(args, "--harness", o.harness)
 	}
 	cmd := exec.CommandContext(ctx, bin, args...)
 	cmd.Stdin = bytes.NewReader(payload)

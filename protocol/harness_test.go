@@ -1,0 +1,21 @@
+package protocol
+
+import "testing"
+
+// The payloads are abbreviated from captures of the real binaries (test/testdata/harnesses).
+func TestDetectHarness(t *testing.T) {
+	for _, c := range []struct{ payload, want string }{
+		{`{"session_id":"s","transcript_path":"/h/.claude/projects/p/s.jsonl","cwd":"/p","hook_event_name":"PreToolUse","tool_name":"Bash","tool_input":{"command":"ls"},"tool_use_id":"toolu_1"}`, HarnessClaudeCode},
+		{`{"session_id":"s","turn_id":"t","transcript_path":"/h/.codex/sessions/2026/11/23/r.jsonl","cwd":"/p","hook_event_name":"PreToolUse","model":"gpt-5","permission_mode":"default","tool_name":"Bash","tool_input":{"command":"ls"},"tool_use_id":"call_1"}`, HarnessCodex},
+		{`{"session_id":"s","transcript_path":"/h/.codex/sessions/2026/11/23/r.jsonl","cwd":"/p","hook_event_name":"SessionStart","model":"gpt-5","source":"startup"}`, HarnessCodex},
+		{`{"session_id":"s","cwd":"/p","hook_event_name":"Interrupt","model":"m","permission_mode":"default","transcript_path":null,"turn_id":"t"}`, HarnessCodex},
+		{`{"session_id":"s","transcript_path":"/h/.gemini/tmp/p/chats/s.jsonl","cwd":"/p","hook_event_name":"BeforeTool","timestamp":"2026-11-23T14:33:54.104Z","tool_name":"run_shell_command","tool_input":{"command":"ls"}}`, HarnessGemini},
+		{`{"session_id":"s","transcript_path":"/h/.gemini/tmp/p/chats/s.jsonl","cwd":"/p","hook_event_name":"SessionStart","timestamp":"2026-11-23T14:33:54.104Z","source":"startup"}`, HarnessGemini},
+		{`{"hook_event_name":"SessionStart","timestamp":"x"}`, HarnessClaudeCode},
+		{`not json`, HarnessClaudeCode},
+	} {
+		if got := DetectHarness([]byte(c.payload)); got != c.want {
+			t.Errorf("DetectHarness(%s) = %q, want %q", c.payload, got, c.want)
+		}
+	}
+}
