@@ -36,6 +36,8 @@ type DaemonConfig struct {
 	// Settings are extra settings files, like Claude Code's --settings. Relative paths are
 	// resolved against the config file's directory, "~/" against the home directory.
 	Settings []string `json:"settings"`
+	// Harnesses configure agents other than Claude Code (docs/harnesses/).
+	Harnesses HarnessesConfig `json:"harnesses"`
 
 	// Path is the file the config was loaded from; "" for the embedded default.
 	Path string `json:"-"`
@@ -56,6 +58,34 @@ type HookOverride struct {
 	// or "deny" (fail closed); "" means ignore.
 	OnTimeout string `json:"on_timeout,omitempty"`
 }
+
+// HarnessesConfig holds one HarnessConfig per harness hookd adapts.
+type HarnessesConfig struct {
+	Codex  HarnessConfig `json:"codex"`
+	Gemini HarnessConfig `json:"gemini"`
+}
+
+// HarnessConfig is hookd's behaviour for events one harness sends.
+type HarnessConfig struct {
+	// PermissionRules: the permission rules of the Claude Code settings hierarchy
+	// (permissions.allow/ask/deny) apply to this harness's tool calls — one policy for
+	// every agent. nil means true; false opts the harness out (its hooks still run).
+	PermissionRules *bool `json:"permission_rules"`
+}
+
+// For returns the configuration of harness name (zero for Claude Code and unknown names).
+func (h HarnessesConfig) For(name string) HarnessConfig {
+	switch name {
+	case "codex":
+		return h.Codex
+	case "gemini":
+		return h.Gemini
+	}
+	return HarnessConfig{}
+}
+
+// RulesApply reports whether Claude Code's permission rules apply (the default).
+func (h HarnessConfig) RulesApply() bool { return h.PermissionRules == nil || *h.PermissionRules }
 
 // AuditConfig configures the decision log.
 type AuditConfig struct {

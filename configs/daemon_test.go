@@ -2,6 +2,7 @@ package configs
 
 import (
 	"errors"
+	"os"
 	"path/filepath"
 	"reflect"
 	"strings"
@@ -133,5 +134,26 @@ func TestExampleSettingsLoadClean(t *testing.T) {
 	}
 	if len(f.Warnings) != 0 || len(f.Handlers) != 5 || len(f.Rules) != 3 {
 		t.Errorf("example: %d handlers, %d rules, warnings %v", len(f.Handlers), len(f.Rules), f.Warnings)
+	}
+}
+
+func TestHarnessRulesOptOut(t *testing.T) {
+	dir := t.TempDir()
+	p := filepath.Join(dir, "hookd.json")
+	if err := os.WriteFile(p, []byte(`{"harnesses":{"gemini":{"permission_rules":false}}}`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	c, err := LoadDaemonConfig(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.Harnesses.For("gemini").RulesApply() || !c.Harnesses.For("codex").RulesApply() || !c.Harnesses.For("claude-code").RulesApply() {
+		t.Errorf("opt-out not read: %+v", c.Harnesses)
+	}
+	if err := os.WriteFile(p, []byte(`{"harnesses":{"gemini":{"rules":false}}}`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := LoadDaemonConfig(p); err == nil || !strings.Contains(err.Error(), "harnesses.gemini.rules") {
+		t.Errorf("unknown key must be an error naming it, got %v", err)
 	}
 }

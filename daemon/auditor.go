@@ -59,7 +59,7 @@ func (a auditLog) Append(ctx context.Context, d *Decision) error {
 func AuditRecord(d *Decision) *audit.Record {
 	r := &audit.Record{
 		Kind: audit.KindDecision, Time: d.Time, DecisionID: d.ID, DaemonVersion: Version,
-		Event: d.Event, SessionID: d.Header.SessionID, ToolUseID: d.Header.ToolUseID, ToolName: d.Header.ToolName,
+		Event: d.Event, Harness: d.Harness, HarnessVersion: d.HarnessVersion, NativeEvent: d.NativeEvent, SessionID: d.Header.SessionID, ToolUseID: d.Header.ToolUseID, ToolName: d.Header.ToolName,
 		Cwd: d.Header.Cwd, ProjectDir: d.ProjectDir,
 		Caller: &audit.Caller{UID: d.Caller.UID, PID: d.Caller.PID, Client: d.Caller.Client},
 		Input:  d.Payload,

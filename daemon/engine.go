@@ -34,19 +34,22 @@ type Auditor interface {
 // Decision is everything the engine knows about one answered event: the audit log's
 // input.
 type Decision struct {
-	ID         string
-	Time       time.Time
-	Event      string
-	Header     Header
-	Payload    json.RawMessage
-	ProjectDir string
-	Caller     Caller
-	Snapshot   *configs.Snapshot
-	Parts      []events.Interpretation
-	NotRun     []*configs.Handler
-	Handlers   []*configs.Handler // the handlers that ran, parallel to Parts
-	Resolution *rules.Resolution
-	Result     *protocol.Result
+	ID    string
+	Time  time.Time
+	Event string
+	// Harness, HarnessVersion and NativeEvent say which agent sent the event and what it
+	// called it (see package events/harness).
+	Harness, HarnessVersion, NativeEvent string
+	Header                               Header
+	Payload                              json.RawMessage
+	ProjectDir                           string
+	Caller                               Caller
+	Snapshot                             *configs.Snapshot
+	Parts                                []events.Interpretation
+	NotRun                               []*configs.Handler
+	Handlers                             []*configs.Handler // the handlers that ran, parallel to Parts
+	Resolution                           *rules.Resolution
+	Result                               *protocol.Result
 }
 
 // Caller identifies who sent an event (from SO_PEERCRED; zero for in-process runs).
@@ -86,6 +89,9 @@ type Engine struct {
 	// pending maps session_id → *asyncQueue: finished async hooks' texts for the next turn.
 	pending sync.Map
 	asyncWG sync.WaitGroup
+	// harnessVersions caches Codex versions by transcript path; nativeCache the harnesses'
+	// own hook files by path (daemon/harness.go).
+	harnessVersions, nativeCache sync.Map
 }
 
 type counters struct {
@@ -191,7 +197,18 @@ func (e *Engine) Handle(ctx context.Context, req *protocol.Request, caller Calle
 	if emit == nil {
 		emit = func(*protocol.Frame) {}
 	}
-	h, ev, err := ParseHeader(req.Event)
+	hr, err := e.harnessOf(req)
+	if err != nil {
+		e.counters.errors.Add(1)
+		return nil, err
+	}
+	var h Header
+	var ev *events.Event
+	if hr.local {
+		h, ev, err = localHeader(hr)
+	} else {
+		h, ev, err = ParseHeader(hr.canon)
+	}
 	if err != nil {
 		e.counters.errors.Add(1)
 		return nil, err
@@ -215,7 +232,11 @@ func (e *Engine) Handle(ctx context.Context, req *protocol.Request, caller Calle
 	e.noteSession(project, h.SessionID)
 
 	d := &Decision{ID: NewDecisionID(), Time: time.Now(), Event: ev.Name, Header: h, Payload: req.Event,
-		ProjectDir: project, Caller: caller, Snapshot: snap}
+		ProjectDir: project, Caller: caller, Snapshot: snap,
+		Harness: hr.ad.Name, HarnessVersion: hr.version}
+	if hr.native != ev.Name {
+		d.NativeEvent = hr.native
+	}
 	// The per-event logger carries the ids that join the operational and audit logs; it is
 	// built only when something is logged (most events log nothing).
 	log := func() *zap.Logger {
@@ -230,8 +251,23 @@ func (e *Engine) Handle(ctx context.Context, req *protocol.Request, caller Calle
 		}
 		call = &c
 	}
-	run, notRun := snap.Match(configs.Query{Event: ev, MatchValue: h.MatchValue, Tool: call})
+	var run, notRun []*configs.Handler
+	if !hr.local {
+		run, notRun = snap.Match(configs.Query{Event: ev, MatchValue: h.MatchValue, Tool: call})
+	}
 	run, async := splitAsync(run)
+	// The harness's own hooks (configured under its own event names) run beside Claude
+	// Code's, on the payload as the harness sent it, their output read in its format.
+	var native []*configs.Handler
+	var nativeSeq bool
+	var nativeWarnings []string
+	if !hr.ad.Native() {
+		mv := h.MatchValue
+		if ev.ToolEvent {
+			mv = hr.nativeTool
+		}
+		native, nativeSeq, nativeWarnings = e.nativeHandlers(hr, ev, env, project, mv)
+	}
 	d.NotRun = notRun
 	for _, nr := range notRun {
 		ref := nr.Ref()
@@ -239,9 +275,14 @@ func (e *Engine) Handle(ctx context.Context, req *protocol.Request, caller Calle
 			Text: notRunReason(nr)})
 	}
 
-	hctx := hookContext{payload: req.Event}
-	if len(run) > 0 || len(async) > 0 || ev.Name == "SessionStart" { // nothing to spawn: skip the env copy and stats
+	hctx := hookContext{payload: hr.canon}
+	if len(run) > 0 || len(async) > 0 || len(native) > 0 || ev.Name == "SessionStart" { // nothing to spawn: skip the env copy and stats
 		hctx.env, hctx.dir = e.hookEnv(env, ev, h, project), e.hookDir(h.Cwd, project)
+	}
+	nctx := hctx
+	nctx.payload = hr.original
+	nctx.translate = func(out events.RawOutput) events.RawOutput {
+		return hr.ad.Translate(hr.native, hr.nativeTool, hr.nativeInput, out)
 	}
 	var asyncOutcomes []protocol.HookOutcome
 	for _, ah := range async {
@@ -265,11 +306,24 @@ func (e *Engine) Handle(ctx context.Context, req *protocol.Request, caller Calle
 	var res *protocol.Result
 	if mode == "sequential" {
 		parts, run = e.runSequential(hookCtx, ev, run, hctx, snap, call, emit)
-		res = events.Merge(ev, pipelineParts(parts))
 	} else {
 		parts = e.runParallel(hookCtx, ev, run, hctx, emit)
+	}
+	if len(native) > 0 {
+		var nparts []events.Interpretation
+		if nativeSeq {
+			nparts, native = e.runSequential(hookCtx, ev, native, nctx, snap, call, emit)
+		} else {
+			nparts = e.runParallel(hookCtx, ev, native, nctx, emit)
+		}
+		parts, run = append(parts, nparts...), append(run, native...)
+	}
+	if mode == "sequential" || nativeSeq {
+		res = events.Merge(ev, pipelineParts(parts))
+	} else {
 		res = events.Merge(ev, parts)
 	}
+	res.Warnings = append(res.Warnings, nativeWarnings...)
 	d.Parts, d.Handlers = parts, run
 
 	res.DecisionID = d.ID
@@ -290,11 +344,19 @@ func (e *Engine) Handle(ctx context.Context, req *protocol.Request, caller Calle
 			pendingCtx = true
 		}
 	}
-	if call != nil {
+	rulesApply := hr.ad.Native() || e.cfg.Harnesses.For(hr.ad.Name).RulesApply()
+	if call != nil && rulesApply {
 		e.resolve(ev, res, snap, call, d, emit, log)
+		if !hr.ad.Native() {
+			enforceRuleAnswer(ev, res)
+		}
 	}
 	if call != nil || pendingCtx {
 		events.Finalize(ev, res) // the permission or the contexts changed; Merge finalized the rest
+	}
+	if !hr.ad.Native() {
+		res.Harness, res.NativeEvent = hr.ad.Name, d.NativeEvent
+		hr.ad.Render(hr.native, hr.nativeTool, res)
 	}
 	d.Result = res
 
@@ -389,6 +451,9 @@ type hookContext struct {
 	env     []string
 	dir     string
 	payload []byte
+	// translate reads a harness's own hook output as a Claude Code hook output (nil:
+	// the hook is a Claude Code hook).
+	translate func(events.RawOutput) events.RawOutput
 }
 
 func (e *Engine) runParallel(ctx context.Context, ev *events.Event, hs []*configs.Handler, hc hookContext, emit func(*protocol.Frame)) []events.Interpretation {
@@ -504,6 +569,9 @@ func (e *Engine) runOne(ctx context.Context, ev *events.Event, h *configs.Handle
 		spec := e.procSpec(h, hc.dir, hc.env)
 		spec.Stdin = hc.payload
 		out = commandOutput(h, e.runner.Run(ctx, spec))
+	}
+	if hc.translate != nil {
+		out = hc.translate(out)
 	}
 	out.FailClosed = h.FailsClosed()
 	in := events.Interpret(ev, ref, out)

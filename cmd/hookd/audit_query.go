@@ -50,13 +50,14 @@ func filterFlags() []cli.Flag {
 		&cli.StringFlag{Name: "source-file", Usage: "a hook or overriding rule from a settings file whose path contains `TEXT`"},
 		&cli.BoolFlag{Name: "overridden", Usage: "only decisions a permission rule overrode"},
 		&cli.StringFlag{Name: "via", Usage: "only denies and blocks a failed hook made: on_failure (onFailure: \"block\") or on_timeout (on_timeout: deny)"},
+		&cli.StringFlag{Name: "harness", Usage: "the `AGENT` that sent the event: claude-code, codex, gemini"},
 	}
 }
 
 func filterFrom(c *cli.Context) (audit.Filter, error) {
 	f := audit.Filter{Event: c.String("event"), Decision: c.String("decision"), Tool: c.String("tool"),
 		Session: c.String("session"), Hook: c.String("hook"), SourceFile: c.String("source-file"),
-		Overridden: c.Bool("overridden"), Via: c.String("via")}
+		Overridden: c.Bool("overridden"), Via: c.String("via"), Harness: c.String("harness")}
 	if f.Via != "" && f.Via != "on_failure" && f.Via != "on_timeout" {
 		return f, fmt.Errorf("--via %q: want on_failure or on_timeout", f.Via)
 	}
@@ -67,7 +68,7 @@ func filterFrom(c *cli.Context) (audit.Filter, error) {
 	if f.Until, err = parseWhen(c.String("until"), "--until"); err != nil {
 		return f, err
 	}
-	if f.Event != "" || f.Decision != "" || f.Tool != "" || f.Session != "" || f.Hook != "" || f.SourceFile != "" || f.Overridden || f.Via != "" {
+	if f.Event != "" || f.Decision != "" || f.Tool != "" || f.Session != "" || f.Hook != "" || f.SourceFile != "" || f.Overridden || f.Via != "" || f.Harness != "" {
 		f.Kinds = []string{audit.KindDecision}
 	}
 	return f, nil
@@ -334,6 +335,9 @@ func auditShowCommand() *cli.Command {
 
 func printDecision(w io.Writer, r *audit.Record) {
 	fmt.Fprintf(w, "decision %s  seq %d  %s\n", r.DecisionID, r.Seq, r.Time.Local().Format(time.RFC3339Nano))
+	if r.Harness != "" {
+		fmt.Fprintf(w, "  harness    %s %s\n", r.Harness, r.HarnessVersion)
+	}
 	fmt.Fprintf(w, "  event      %s", r.Event)
 	if r.ToolName != "" {
 		fmt.Fprintf(w, "  tool %s  tool_use_id %s", r.ToolName, dash(r.ToolUseID))

@@ -23,6 +23,7 @@ the daemon is unreachable.`,
 		Flags: []cli.Flag{
 			&cli.BoolFlag{Name: "stream", Usage: "print every frame as a JSON line instead of the hook output"},
 			&cli.StringFlag{Name: "project-dir", Usage: "project `DIR` (default: $CLAUDE_PROJECT_DIR, else derived from the event's cwd)"},
+			&cli.StringFlag{Name: "harness", EnvVars: []string{"HOOKD_HARNESS"}, Usage: "the `AGENT` that sent the event: claude-code, codex or gemini (default: detected from the payload)"},
 		},
 		Action: func(c *cli.Context) error {
 			payload, err := io.ReadAll(io.LimitReader(os.Stdin, protocol.DefaultMaxRequestBytes+1))
@@ -38,7 +39,7 @@ the daemon is unreachable.`,
 				return err
 			}
 			defer d.Close()
-			req := &protocol.Request{V: protocol.Version, EventText: string(payload), Env: os.Environ(), ProjectDir: c.String("project-dir")}
+			req := &protocol.Request{V: protocol.Version, EventText: string(payload), Env: os.Environ(), ProjectDir: c.String("project-dir"), Harness: c.String("harness")}
 			if len(payload) > protocol.DefaultMaxRequestBytes {
 				return exitError{code: 2, msg: "event payload exceeds the request size limit"}
 			}

@@ -62,6 +62,7 @@ func TestRecordRoundTrip(t *testing.T) {
 	want.AdditionalContextBytes = []int{12, 0}
 	want.SystemMessages = 2
 	want.Reason = "because"
+	want.Harness, want.HarnessVersion, want.NativeEvent = "gemini", "0.61.0", "BeforeTool"
 	want.Hooks = append(want.Hooks, Hook{ID: "x", Outcome: "not_run", Error: "prompt hooks need the harness"})
 	in := *want
 	if err := l.Append(context.Background(), &in); err != nil {

@@ -134,8 +134,11 @@ type Filter struct {
 	Overridden   bool   // only decisions a permission rule overrode
 	// Via selects decisions a hook failure made: "on_failure" (onFailure: block) or
 	// "on_timeout" (hookd's on_timeout: deny), exact.
-	Via   string
-	Kinds []string
+	Via string
+	// Harness selects the agent that sent the event, exact, case-insensitive (records
+	// without one are claude-code).
+	Harness string
+	Kinds   []string
 }
 
 // Match reports whether r passes the filter. Repair records pass only filters that
@@ -161,6 +164,15 @@ func (f *Filter) Match(r *Record) bool {
 	}
 	if f.Decision != "" && !strings.EqualFold(r.Decision, f.Decision) {
 		return false
+	}
+	if f.Harness != "" {
+		h := r.Harness
+		if h == "" && r.Kind == KindDecision {
+			h = "claude-code" // records written before harnesses were named
+		}
+		if !strings.EqualFold(h, f.Harness) {
+			return false
+		}
 	}
 	if f.Tool != "" && !strings.EqualFold(r.ToolName, f.Tool) {
 		return false

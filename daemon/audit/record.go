@@ -36,15 +36,21 @@ type Record struct {
 	Kind string    `json:"kind"`
 	V    int       `json:"v"`
 
-	DecisionID    string  `json:"decision_id,omitempty"`
-	DaemonVersion string  `json:"daemon_version,omitempty"`
-	Event         string  `json:"event,omitempty"`
-	SessionID     string  `json:"session_id,omitempty"`
-	ToolUseID     string  `json:"tool_use_id,omitempty"`
-	ToolName      string  `json:"tool_name,omitempty"`
-	Cwd           string  `json:"cwd,omitempty"`
-	ProjectDir    string  `json:"project_dir,omitempty"`
-	Caller        *Caller `json:"caller,omitempty"`
+	DecisionID    string `json:"decision_id,omitempty"`
+	DaemonVersion string `json:"daemon_version,omitempty"`
+	Event         string `json:"event,omitempty"`
+	// Harness names the agent that sent the event (claude-code, codex, gemini) and
+	// HarnessVersion its version when known; NativeEvent is the harness's own name for the
+	// event when it differs from Event (Gemini's BeforeTool for PreToolUse).
+	Harness        string  `json:"harness,omitempty"`
+	HarnessVersion string  `json:"harness_version,omitempty"`
+	NativeEvent    string  `json:"native_event,omitempty"`
+	SessionID      string  `json:"session_id,omitempty"`
+	ToolUseID      string  `json:"tool_use_id,omitempty"`
+	ToolName       string  `json:"tool_name,omitempty"`
+	Cwd            string  `json:"cwd,omitempty"`
+	ProjectDir     string  `json:"project_dir,omitempty"`
+	Caller         *Caller `json:"caller,omitempty"`
 	// Revision is the settings revision: a hash over every settings file used.
 	Revision string   `json:"revision,omitempty"`
 	Sources  []Source `json:"sources,omitempty"`

@@ -1,0 +1,325 @@
+package daemon
+
+import (
+	"bufio"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/hookd/hookd/configs"
+	"github.com/hookd/hookd/daemon/runner"
+	"github.com/hookd/hookd/events"
+	"github.com/hookd/hookd/events/harness"
+	"github.com/hookd/hookd/matcher"
+	"github.com/hookd/hookd/protocol"
+)
+
+// harnessReq is what the engine knows about the agent that sent one event.
+type harnessReq struct {
+	ad      *harness.Adapter
+	version string
+	// native is the harness's event name, nativeTool/nativeInput the tool call as sent.
+	native      string
+	nativeTool  string
+	nativeInput json.RawMessage
+	// local: a harness-only event (Codex Interrupt) with no catalogue counterpart.
+	local    bool
+	localEv  *events.Event
+	canon    []byte // the payload in Claude Code's shape
+	original []byte // the payload as the harness sent it
+}
+
+// harnessOf identifies the harness (Request.Harness, else protocol.DetectHarness) and
+// puts the payload into Claude Code's shape.
+func (e *Engine) harnessOf(req *protocol.Request) (*harnessReq, error) {
+	name := req.Harness
+	if name == "" {
+		name = protocol.DetectHarness(req.Event)
+	}
+	if !harness.Valid(name) {
+		return nil, &protocol.Error{Code: protocol.CodeBadRequest, Field: "harness",
+			Message: fmt.Sprintf("unknown harness %q (hookd knows %s)", name, strings.Join(harness.Names(), ", "))}
+	}
+	hr := &harnessReq{ad: harness.For(name), version: req.HarnessVersion, canon: req.Event, original: req.Event}
+	if hr.ad.Native() {
+		return hr, nil
+	}
+	var top struct {
+		Event     string          `json:"hook_event_name"`
+		Tool      string          `json:"tool_name"`
+		ToolInput json.RawMessage `json:"tool_input"`
+	}
+	if err := json.Unmarshal(req.Event, &top); err != nil {
+		return hr, nil // ParseHeader reports it
+	}
+	hr.native, hr.nativeTool, hr.nativeInput = top.Event, top.Tool, top.ToolInput
+	ev, local, ok := hr.ad.Event(top.Event)
+	if !ok {
+		return nil, &protocol.Error{Code: protocol.CodeUnknownEvent, Event: top.Event, Field: "event.hook_event_name",
+			Message: fmt.Sprintf("unknown %s hook event %q", name, top.Event)}
+	}
+	if local {
+		hr.local, hr.localEv = true, ev
+		return hr, nil
+	}
+	canon, err := hr.ad.Canonical(req.Event)
+	if err != nil {
+		return nil, &protocol.Error{Code: protocol.CodeBadRequest, Field: "event", Message: "event payload: " + err.Error()}
+	}
+	hr.canon = canon
+	if hr.version == "" && name == protocol.HarnessCodex {
+		hr.version = e.codexVersion(req.Event)
+	}
+	return hr, nil
+}
+
+// localHeader reads the header of a harness-only event (no catalogue lookup).
+func localHeader(hr *harnessReq) (Header, *events.Event, error) {
+	var top struct {
+		SessionID string `json:"session_id"`
+		Cwd       string `json:"cwd"`
+	}
+	if err := json.Unmarshal(hr.original, &top); err != nil {
+		return Header{}, nil, &protocol.Error{Code: protocol.CodeBadRequest, Field: "event", Message: "event payload is not a JSON object: " + err.Error()}
+	}
+	return Header{Event: hr.native, SessionID: top.SessionID, Cwd: top.Cwd}, hr.localEv, nil
+}
+
+// codexVersion reads Codex's version from the first line of the session's transcript
+// (session_meta.payload.cli_version), once per transcript: Codex passes no version in
+// the payload or the hook's environment.
+func (e *Engine) codexVersion(payload []byte) string {
+	var p struct {
+		Transcript string `json:"transcript_path"`
+	}
+	if json.Unmarshal(payload, &p) != nil || p.Transcript == "" || !filepath.IsAbs(p.Transcript) {
+		return ""
+	}
+	if v, ok := e.harnessVersions.Load(p.Transcript); ok {
+		return v.(string)
+	}
+	f, err := os.Open(p.Transcript)
+	if err != nil {
+		return ""
+	}
+	defer f.Close()
+	r := bufio.NewReaderSize(f, 64<<10)
+	line, _ := r.ReadSlice('\n')
+	var meta struct {
+		Type    string `json:"type"`
+		Payload struct {
+			CLIVersion string `json:"cli_version"`
+		} `json:"payload"`
+	}
+	if json.Unmarshal(line, &meta) != nil || meta.Type != "session_meta" {
+		return ""
+	}
+	v := meta.Payload.CLIVersion
+	e.harnessVersions.Store(p.Transcript, v)
+	return v
+}
+
+// nativeHookFile is a harness's own hooks, moved by `hookd install codex|gemini` out of
+// the harness's settings into a hookd-owned file beside them (so the harness no longer
+// runs them itself): the harness's hooks schema, event → [{matcher, sequential, hooks}].
+type nativeHookFile struct {
+	Hooks map[string][]struct {
+		Matcher    string `json:"matcher"`
+		Sequential bool   `json:"sequential"`
+		Hooks      []struct {
+			Type    string   `json:"type"`
+			Command string   `json:"command"`
+			Name    string   `json:"name"`
+			Timeout *float64 `json:"timeout"`
+		} `json:"hooks"`
+	} `json:"hooks"`
+}
+
+// NativeHookFiles returns the hookd-owned files holding harness's own hooks, for home,
+// project and (Codex) CODEX_HOME, with the source label each carries.
+func NativeHookFiles(harnessName, home, codexHome, project string) []configs.FileRef {
+	var dirs []configs.FileRef
+	switch harnessName {
+	case protocol.HarnessCodex:
+		if codexHome == "" && home != "" {
+			codexHome = filepath.Join(home, ".codex")
+		}
+		if codexHome != "" {
+			dirs = append(dirs, configs.FileRef{Path: filepath.Join(codexHome, configs.HookdFile), Kind: configs.KindHookd, Origin: "codex-user"})
+		}
+		if project != "" {
+			dirs = append(dirs, configs.FileRef{Path: filepath.Join(project, ".codex", configs.HookdFile), Kind: configs.KindHookd, Origin: "codex-project"})
+		}
+	case protocol.HarnessGemini:
+		if home != "" {
+			dirs = append(dirs, configs.FileRef{Path: filepath.Join(home, ".gemini", configs.HookdFile), Kind: configs.KindHookd, Origin: "gemini-user"})
+		}
+		if project != "" {
+			dirs = append(dirs, configs.FileRef{Path: filepath.Join(project, ".gemini", configs.HookdFile), Kind: configs.KindHookd, Origin: "gemini-project"})
+		}
+	}
+	return dirs
+}
+
+type cachedNative struct {
+	mod  time.Time
+	size int64
+	file *nativeHookFile
+	err  error
+}
+
+// loadNative reads one native hooks file, cached by modification time and size.
+func (e *Engine) loadNative(path string) (*nativeHookFile, error) {
+	fi, err := os.Stat(path)
+	if err != nil {
+		return nil, nil // absent: no hooks
+	}
+	if c, ok := e.nativeCache.Load(path); ok {
+		c := c.(*cachedNative)
+		if c.mod.Equal(fi.ModTime()) && c.size == fi.Size() {
+			return c.file, c.err
+		}
+	}
+	data, err := os.ReadFile(path)
+	c := &cachedNative{mod: fi.ModTime(), size: fi.Size()}
+	if err == nil {
+		var f nativeHookFile
+		if err = json.Unmarshal(data, &f); err == nil {
+			c.file = &f
+		}
+	}
+	if err != nil {
+		c.err = fmt.Errorf("%s: %w", path, err)
+	}
+	e.nativeCache.Store(path, c)
+	return c.file, c.err
+}
+
+// geminiDisabled is the set of hook names hooksConfig.disabled lists in the Gemini
+// settings files (user and project): Gemini skips those hooks, so hookd does too.
+func geminiDisabled(home, project string) map[string]bool {
+	out := map[string]bool{}
+	for _, p := range []string{filepath.Join(home, ".gemini", "settings.json"), filepath.Join(project, ".gemini", "settings.json")} {
+		if home == "" && strings.HasPrefix(p, ".gemini") || project == "" && p == filepath.Join(".gemini", "settings.json") {
+			continue
+		}
+		data, err := os.ReadFile(p)
+		if err != nil {
+			continue
+		}
+		var s struct {
+			HooksConfig struct {
+				Disabled []string `json:"disabled"`
+			} `json:"hooksConfig"`
+		}
+		if json.Unmarshal(data, &s) == nil {
+			for _, n := range s.HooksConfig.Disabled {
+				out[n] = true
+			}
+		}
+	}
+	return out
+}
+
+// nativeHandlers returns the harness's own hooks for this event whose matcher matches,
+// as handlers the runner can run, and whether any matching group asks for sequential
+// execution (Gemini's `sequential: true` makes the whole plan sequential). Files that
+// cannot be read are reported as warnings; their hooks do not run, which fails closed only
+// through the other hooks and rules — the same as the harness would do with a broken file.
+func (e *Engine) nativeHandlers(hr *harnessReq, ev *events.Event, env []string, project, matchValue string) (hs []*configs.Handler, sequential bool, warnings []string) {
+	files := NativeHookFiles(hr.ad.Name, e.home, runner.LookupEnv(env, "CODEX_HOME"), project)
+	var disabled map[string]bool
+	if hr.ad.Name == protocol.HarnessGemini {
+		disabled = geminiDisabled(e.home, project)
+	}
+	for _, ref := range files {
+		f, err := e.loadNative(ref.Path)
+		if err != nil {
+			warnings = append(warnings, "harness hooks not loaded: "+err.Error())
+			continue
+		}
+		if f == nil {
+			continue
+		}
+		for gi, g := range f.Hooks[hr.native] {
+			if !nativeMatch(g.Matcher, matchValue, ev.ToolEvent) {
+				continue
+			}
+			if g.Sequential {
+				sequential = true
+			}
+			for hi, nh := range g.Hooks {
+				if nh.Type != "" && nh.Type != "command" || nh.Command == "" {
+					continue
+				}
+				if nh.Name != "" && disabled[nh.Name] || disabled[nh.Command] {
+					continue
+				}
+				var timeout time.Duration
+				if nh.Timeout != nil && *nh.Timeout > 0 {
+					timeout = time.Duration(*nh.Timeout * float64(hr.ad.TimeoutUnit))
+				}
+				raw, _ := json.Marshal(nh)
+				hs = append(hs, &configs.Handler{
+					ID:    fmt.Sprintf("%s:%s#%s[%d].hooks[%d]", ref.Origin, ref.Path, hr.native, gi, hi),
+					Event: ev, Type: events.Command, Command: nh.Command, Timeout: timeout,
+					MatcherText: g.Matcher, Source: ref.Origin, File: ref.Path, Group: gi, Index: hi,
+					Runnable: true, Key: "command\x00" + nh.Command, Raw: raw,
+				})
+			}
+		}
+	}
+	return hs, sequential, warnings
+}
+
+var nativeMatchers sync.Map // matcher text → *matcher.Matcher
+
+// nativeMatch applies a Codex or Gemini matcher: on tool events a regular expression over
+// the harness's tool name ("*" or empty: all); on other events an exact value or "*".
+// Claude Code's matcher grammar (exact names and | lists, else a regex) agrees on every
+// matcher these harnesses document, so it is used for both.
+func nativeMatch(m, value string, toolEvent bool) bool {
+	if m == "" || m == "*" {
+		return true
+	}
+	if !toolEvent {
+		return m == value
+	}
+	c, ok := nativeMatchers.Load(m)
+	if !ok {
+		cm, err := matcher.Compile(m, false)
+		if err != nil {
+			return false // an invalid matcher matches nothing, as in the harnesses
+		}
+		c, _ = nativeMatchers.LoadOrStore(m, cm)
+	}
+	return c.(*matcher.Matcher).Match(value)
+}
+
+// enforceRuleAnswer: Claude Code enforces its own permission rules after the hooks, so for
+// it hookd only reports the rules' answer when no hook decided. Codex and Gemini CLI do
+// not read those rules: for them the rules' deny or ask becomes the answer (one policy for
+// every harness). A rules allow is not rendered — the harness's own approval flow keeps
+// its say, as Claude Code's does.
+func enforceRuleAnswer(ev *events.Event, res *protocol.Result) {
+	if ev.Name != "PreToolUse" || res.Permission != nil || res.RuleAnswer == nil {
+		return
+	}
+	switch res.RuleAnswer.Decision {
+	case "deny", "ask":
+		p := *res.RuleAnswer
+		if r := p.OverriddenBy; r != nil {
+			src := r.File
+			if src == "" {
+				src = r.Source
+			}
+			verb := map[string]string{"deny": "denies", "ask": "requires asking for"}[p.Decision]
+			p.Reason = fmt.Sprintf("permission rule %s(%s) in %s %s this call", r.List, r.Rule, src, verb)
+		}
+		res.Permission = &p
+	}
+}
