@@ -1,6 +1,11 @@
 package protocol
 
-import "testing"
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"testing"
+)
 
 // The payloads are abbreviated from captures of the real binaries (test/testdata/harnesses).
 func TestDetectHarness(t *testing.T) {
@@ -16,6 +21,32 @@ func TestDetectHarness(t *testing.T) {
 	} {
 		if got := DetectHarness([]byte(c.payload)); got != c.want {
 			t.Errorf("DetectHarness(%s) = %q, want %q", c.payload, got, c.want)
+		}
+	}
+}
+
+// Every payload captured from Claude Code 2.1.330 is detected as Claude Code (MessageDisplay
+// carries a turn_id, like Codex's payloads).
+func TestDetectHarnessClaudeCaptures(t *testing.T) {
+	files, _ := filepath.Glob(filepath.Join("..", "test", "testdata", "payloads", "claude-code-2.1.330", "*.json"))
+	if len(files) < 20 {
+		t.Fatalf("found only %d captured payloads", len(files))
+	}
+	for _, f := range files {
+		b, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := DetectHarness(b); got != HarnessClaudeCode {
+			t.Errorf("%s: detected %q", filepath.Base(f), got)
+		}
+		// Without the transcript path (some callers omit it) as well.
+		var m map[string]any
+		_ = json.Unmarshal(b, &m)
+		delete(m, "transcript_path")
+		b, _ = json.Marshal(m)
+		if got := DetectHarness(b); got != HarnessClaudeCode {
+			t.Errorf("%s without transcript_path: detected %q", filepath.Base(f), got)
 		}
 	}
 }

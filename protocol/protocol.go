@@ -302,16 +302,23 @@ const (
 var geminiOnly = map[string]bool{"BeforeTool": true, "AfterTool": true, "BeforeAgent": true, "AfterAgent": true,
 	"BeforeModel": true, "AfterModel": true, "BeforeToolSelection": true, "PreCompress": true}
 
+// codexEvents are the events Codex CLI 0.169.0 sends.
+var codexEvents = map[string]bool{"SessionStart": true, "SessionEnd": true, "UserPromptSubmit": true,
+	"PreToolUse": true, "PermissionRequest": true, "PostToolUse": true, "PreCompact": true, "PostCompact": true,
+	"SubagentStart": true, "SubagentStop": true, "Stop": true, "Interrupt": true}
+
 // DetectHarness names the harness that produced payload when the request does not say
 // (Request.Harness empty). The rules, in order, use facts each harness's payloads carry
 // and the others' do not (captured from Claude Code 2.1.330, Codex 0.169.0, Gemini CLI
 // 0.61.0):
 //
-//  1. a Gemini CLI event name (BeforeTool, AfterAgent, ...), or a top-level "timestamp"
-//     string with a transcript_path under a ".gemini" directory → gemini;
-//  2. the event "Interrupt", or a top-level "turn_id" (every Codex turn-scoped payload
-//     carries one; Claude Code's do not) or a transcript_path under ".codex/sessions" → codex;
-//  3. anything else → claude-code.
+//  1. a transcript_path under a ".claude" directory → claude-code;
+//  2. a Gemini CLI event name (BeforeTool, AfterAgent, ...), or a top-level "timestamp"
+//     with a transcript_path under a ".gemini" directory → gemini;
+//  3. the event "Interrupt", a transcript_path under ".codex", or a Codex event carrying
+//     turn_id, model and permission_mode together (Codex's turn-scoped payloads; Claude
+//     Code sends turn_id only on MessageDisplay, which Codex lacks) → codex;
+//  4. anything else → claude-code.
 //
 // Detection is a convenience for callers that speak the protocol themselves; installed
 // forwarders pass --harness explicitly, which always wins.
@@ -320,15 +327,24 @@ func DetectHarness(payload []byte) string {
 		Event      string           `json:"hook_event_name"`
 		Timestamp  *json.RawMessage `json:"timestamp"`
 		TurnID     *json.RawMessage `json:"turn_id"`
-		Transcript string           `json:"transcript_path"`
+		Model      *json.RawMessage `json:"model"`
+		Mode       *json.RawMessage `json:"permission_mode"`
+		Transcript *string          `json:"transcript_path"`
 	}
 	if json.Unmarshal(payload, &top) != nil {
 		return HarnessClaudeCode
 	}
+	transcript := ""
+	if top.Transcript != nil {
+		transcript = *top.Transcript
+	}
 	switch {
-	case geminiOnly[top.Event], top.Timestamp != nil && containsPathPart(top.Transcript, ".gemini"):
+	case containsPathPart(transcript, ".claude"):
+		return HarnessClaudeCode
+	case geminiOnly[top.Event], top.Timestamp != nil && containsPathPart(transcript, ".gemini"):
 		return HarnessGemini
-	case top.Event == "Interrupt", top.TurnID != nil, containsPathPart(top.Transcript, ".codex"):
+	case top.Event == "Interrupt", containsPathPart(transcript, ".codex"),
+		codexEvents[top.Event] && top.TurnID != nil && top.Model != nil && top.Mode != nil:
 		return HarnessCodex
 	}
 	return HarnessClaudeCode
