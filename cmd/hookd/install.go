@@ -18,7 +18,7 @@ func installCommand() *cli.Command {
 	return &cli.Command{
 		Name:  "install",
 		Usage: "route a harness's hooks through hookd",
-		Subcommands: []*cli.Command{{
+		Subcommands: append([]*cli.Command{{
 			Name:  "claude-code",
 			Usage: "move the command/http hooks of a Claude Code settings file into hookd and forward every event",
 			Description: `Moves the command and http hooks of the chosen Claude Code settings file into hookd's own
@@ -57,7 +57,7 @@ Claude Code file is backed up beside itself first (settings.json.hookd-backup-<t
 				}
 				return report(c, p)
 			},
-		}},
+		}}, harnessInstallCommands(false)...),
 	}
 }
 
@@ -65,7 +65,7 @@ func uninstallCommand() *cli.Command {
 	return &cli.Command{
 		Name:  "uninstall",
 		Usage: "give a harness its hooks back",
-		Subcommands: []*cli.Command{{
+		Subcommands: append([]*cli.Command{{
 			Name:  "claude-code",
 			Usage: "restore the hooks `hookd install claude-code` moved, and remove the forwarders",
 			Description: `Puts the original "hooks" of the Claude Code settings file back (equal as JSON; byte for
@@ -84,7 +84,7 @@ file first, then hookd's. Both files are backed up first.`,
 				}
 				return report(c, p)
 			},
-		}},
+		}}, harnessInstallCommands(true)...),
 	}
 }
 
