@@ -34,22 +34,22 @@ type Auditor interface {
 // Decision is everything the engine knows about one answered event: the audit log's
 // input.
 type Decision struct {
-	ID    string
-	Time  time.Time
-	Event string
+	ID         string
+	Time       time.Time
+	Event      string
+	Header     Header
+	Payload    json.RawMessage
+	ProjectDir string
+	Caller     Caller
+	Snapshot   *configs.Snapshot
+	Parts      []events.Interpretation
+	NotRun     []*configs.Handler
+	Handlers   []*configs.Handler // the handlers that ran, parallel to Parts
+	Resolution *rules.Resolution
+	Result     *protocol.Result
 	// Harness, HarnessVersion and NativeEvent say which agent sent the event and what it
-	// called it (see package events/harness).
+	// called the event (package events/harness).
 	Harness, HarnessVersion, NativeEvent string
-	Header                               Header
-	Payload                              json.RawMessage
-	ProjectDir                           string
-	Caller                               Caller
-	Snapshot                             *configs.Snapshot
-	Parts                                []events.Interpretation
-	NotRun                               []*configs.Handler
-	Handlers                             []*configs.Handler // the handlers that ran, parallel to Parts
-	Resolution                           *rules.Resolution
-	Result                               *protocol.Result
 }
 
 // Caller identifies who sent an event (from SO_PEERCRED; zero for in-process runs).
