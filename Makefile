@@ -48,11 +48,14 @@ pin-claude: ## move the pinned Claude Code in one command: make pin-claude CLAUD
 	@grep -q "HOOKD_CLAUDE_VERSION:-$(CLAUDE_VERSION)}" test/e2e/install-claude.sh || { echo "pin-claude: the pin in test/e2e/install-claude.sh was not updated"; exit 1; }
 	HOOKD_CLAUDE_BIN= $(MAKE) conformance e2e
 
-e2e: ## real Claude Code vs the same hooks through hookd (installs @anthropic-ai/claude-code into test/e2e/.cache)
+e2e: ## real Claude Code, Codex CLI and Gemini CLI vs the same hooks through hookd (installs them from npm into test/e2e/.cache)
 	@if [ -n "$$HOOKD_CLAUDE_BIN" ]; then bin=$$HOOKD_CLAUDE_BIN; \
 	elif [ "$$CI" = true ] || command -v npm >/dev/null 2>&1; then bin=$$(test/e2e/install-claude.sh --print-bin) || exit 1; \
-	else echo "e2e: npm not found and HOOKD_CLAUDE_BIN unset: skipping the Claude Code suite"; exit 0; fi; \
-	HOOKD_CLAUDE_BIN=$$bin $(GO) test -count=1 -tags e2e -run 'TestClaude' -v -timeout 20m ./test/e2e/
+	else echo "e2e: npm not found and HOOKD_CLAUDE_BIN unset: skipping the Claude Code, Codex and Gemini suites"; exit 0; fi; \
+	codex=$${HOOKD_CODEX_BIN:-$$(test/e2e/install-harnesses.sh codex --print-bin)} || exit 1; \
+	gemini=$${HOOKD_GEMINI_JS:-$$(test/e2e/install-harnesses.sh gemini --print-bin)} || exit 1; \
+	HOOKD_CLAUDE_BIN=$$bin HOOKD_CODEX_BIN=$$codex HOOKD_GEMINI_JS=$$gemini \
+	$(GO) test -count=1 -tags e2e -run 'TestClaude|TestCodexNativeVsHookd|TestGeminiNativeVsHookd|TestAllHarnessesOnePolicy' -v -timeout 20m ./test/e2e/
 
 bench: build ## benchmarks (incl. a claude -p session native vs through hookd); figures go to BENCHMARKS.md
 	@bin=$${HOOKD_CLAUDE_BIN:-$$(command -v npm >/dev/null 2>&1 && test/e2e/install-claude.sh --print-bin)}; \

@@ -149,7 +149,9 @@ esac`)
 	cmd: func(w *hworld, srv *modelapi.Server, prompt string) *exec.Cmd {
 		_ = os.WriteFile(filepath.Join(w.Home, ".gemini", "trustedFolders.json"), []byte(`{"`+w.Proj+`":"TRUST_FOLDER"}`), 0o644)
 		cmd := exec.Command("node", hbin.gemini, "-p", prompt, "--yolo", "-m", "gemini-2.5-flash")
-		cmd.Env = append(w.env(), "GEMINI_API_KEY=x", "GOOGLE_GEMINI_BASE_URL="+srv.URL)
+		// GEMINI_CLI_NO_RELAUNCH: Gemini otherwise re-executes itself in a second node with a
+		// larger heap, doubling its start-up time.
+		cmd.Env = append(w.env(), "GEMINI_API_KEY=x", "GOOGLE_GEMINI_BASE_URL="+srv.URL, "GEMINI_CLI_NO_RELAUNCH=true")
 		return cmd
 	},
 	settings: func(w *hworld) string { return filepath.Join(w.Home, ".gemini", "settings.json") },
@@ -160,11 +162,10 @@ func (w *hworld) env() []string {
 		"XDG_CONFIG_HOME=" + w.path("xdg-config"), "XDG_STATE_HOME=" + w.path("xdg-state"), "TERM=dumb"}
 }
 
-var hbin struct{ codex, gemini string }
+var hbin = struct{ codex, gemini string }{os.Getenv("HOOKD_CODEX_BIN"), os.Getenv("HOOKD_GEMINI_JS")}
 
 func needHarness(t *testing.T, name string) {
 	t.Helper()
-	hbin.codex, hbin.gemini = os.Getenv("HOOKD_CODEX_BIN"), os.Getenv("HOOKD_GEMINI_JS")
 	v := map[string]string{"codex": hbin.codex, "gemini": hbin.gemini}[name]
 	if v == "" {
 		if os.Getenv("CI") == "true" {
@@ -323,13 +324,16 @@ func testHarness(t *testing.T, h harnessCLI) {
 	}
 }
 
-func TestCodexNativeVsHookd(t *testing.T)  { testHarness(t, codexCLI) }
-func TestGeminiNativeVsHookd(t *testing.T) { testHarness(t, geminiCLI) }
+// The harness tests run in parallel with each other: each spends most of its time waiting
+// for a CLI to start and its model stand-in to be asked.
+func TestCodexNativeVsHookd(t *testing.T)  { t.Parallel(); testHarness(t, codexCLI) }
+func TestGeminiNativeVsHookd(t *testing.T) { t.Parallel(); testHarness(t, geminiCLI) }
 
 // TestAllHarnessesOnePolicy: one daemon, one ~/.claude/settings.json with a Bash(rm:*)
 // deny rule, and Claude Code, Codex and Gemini CLI each asked to rm a file: all three are
 // blocked, and the audit log holds three Bash records naming three harnesses.
 func TestAllHarnessesOnePolicy(t *testing.T) {
+	t.Parallel()
 	needHarness(t, "codex")
 	needHarness(t, "gemini")
 	w := newHWorld(t)
