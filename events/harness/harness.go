@@ -224,14 +224,25 @@ func renameMembers(obj json.RawMessage, renames map[string]string) (json.RawMess
 		return obj, false
 	}
 	changed := false
-	for i, k := range o.keys {
-		if n, ok := renames[k]; ok && n != k {
-			if o.has(n) {
-				continue // never let a rename hide a member the harness also sent
-			}
-			o.keys[i] = n
-			changed = true
+	for i := 0; i < len(o.keys); i++ {
+		n, ok := renames[o.keys[i]]
+		if !ok || n == o.keys[i] {
+			continue
 		}
+		// A member already called n is one the harness does not act on (it reads the
+		// member being renamed): drop it, so rules judge the value the tool will use.
+		for j := 0; j < len(o.keys); j++ {
+			if j != i && o.keys[j] == n {
+				o.keys = append(o.keys[:j], o.keys[j+1:]...)
+				o.vals = append(o.vals[:j], o.vals[j+1:]...)
+				if j < i {
+					i--
+				}
+				j--
+			}
+		}
+		o.keys[i] = n
+		changed = true
 	}
 	if !changed {
 		return obj, false

@@ -267,6 +267,11 @@ func TestGeminiCanonical(t *testing.T) {
 	if !strings.Contains(string(got), `"tool_name":"Glob","tool_input":{"pattern":"*.go","path":"src"}`) {
 		t.Errorf("glob: %s", got)
 	}
+	// A decoy "path" beside Gemini's dir_path must not be what the rules judge.
+	got, _ = g.Canonical([]byte(`{"hook_event_name":"BeforeTool","tool_name":"grep_search","tool_input":{"path":"/safe","pattern":"x","dir_path":"/etc"}}`))
+	if !strings.Contains(string(got), `"tool_input":{"pattern":"x","path":"/etc"}`) {
+		t.Errorf("decoy member: %s", got)
+	}
 	if back := g.NativeInput("glob", json.RawMessage(`{"pattern":"*.go","path":"src"}`)); string(back) != `{"pattern":"*.go","dir_path":"src"}` {
 		t.Errorf("NativeInput: %s", back)
 	}
@@ -389,4 +394,59 @@ func TestSchemaValidatorRejectsClaudeOnlyFields(t *testing.T) {
 			t.Errorf("%s: validator accepted %s", ev, bad)
 		}
 	}
+}
+
+// FuzzGeminiTranslate: whatever a Gemini hook prints, the translation is a Claude Code hook
+// output events.Interpret reads without panicking, and a Gemini deny never becomes an allow.
+func FuzzGeminiTranslate(f *testing.F) {
+	for _, s := range []string{`{"decision":"deny","reason":"r"}`, `{"decision":"allow"}`, `"{\"decision\":\"block\"}"`,
+		`{"hookSpecificOutput":{"tool_input":{"command":"x"},"additionalContext":"c"}}`, `plain`, ``, `{"decision":7}`, `[1]`} {
+		f.Add("BeforeTool", s, 0)
+		f.Add("AfterAgent", s, 2)
+	}
+	g := For(protocol.HarnessGemini)
+	f.Fuzz(func(t *testing.T, native, out string, exit int) {
+		ev, _, ok := g.Event(native)
+		if !ok {
+			return
+		}
+		raw := events.RawOutput{Kind: events.Command, Stdout: []byte(out), ExitCode: exit & 7}
+		tr := g.Translate(native, "run_shell_command", json.RawMessage(`{"command":"ls"}`), raw)
+		in := events.Interpret(ev, protocol.HookRef{ID: "f"}, tr)
+		var m struct {
+			Decision string `json:"decision"`
+		}
+		if json.Unmarshal([]byte(strings.TrimSpace(out)), &m) == nil && (m.Decision == "deny" || m.Decision == "block") && native == "BeforeTool" && in.Permission != "deny" {
+			t.Fatalf("gemini %s %q read as %q", native, out, in.Permission)
+		}
+	})
+}
+
+// FuzzCanonical: any payload either fails to parse or comes out as valid JSON with the
+// catalogue's event name.
+func FuzzCanonical(f *testing.F) {
+	f.Add(geminiBeforeTool)
+	f.Add(`{"hook_event_name":"AfterAgent","prompt_response":"x"}`)
+	f.Add(`{"hook_event_name":"BeforeTool","tool_name":"glob","tool_input":{"dir_path":"a","path":"b"}}`)
+	f.Add(`{"hook_event_name":"BeforeTool","hook_event_name":"AfterTool"}`)
+	g := For(protocol.HarnessGemini)
+	f.Fuzz(func(t *testing.T, payload string) {
+		out, err := g.Canonical([]byte(payload))
+		if err != nil {
+			return
+		}
+		if !json.Valid(out) {
+			t.Fatalf("invalid JSON out of %q: %q", payload, out)
+		}
+		var in, got struct {
+			Event string `json:"hook_event_name"`
+		}
+		if json.Unmarshal([]byte(payload), &in) != nil {
+			return
+		}
+		_ = json.Unmarshal(out, &got)
+		if want, ok := g.Events[in.Event]; ok && got.Event != want {
+			t.Fatalf("%q → event %q, want %q", payload, got.Event, want)
+		}
+	})
 }
