@@ -50,3 +50,12 @@ func TestDetectHarnessClaudeCaptures(t *testing.T) {
 		}
 	}
 }
+
+func BenchmarkDetectHarness(b *testing.B) {
+	p := []byte(`{"session_id":"4b48c78d-47fd-4fe8-873f-8a0a9e5749fe","transcript_path":"/home/dev/.claude/projects/-home-dev-proj/4b48c78d-47fd-4fe8-873f-8a0a9e5749fe.jsonl","cwd":"/home/dev/proj","permission_mode":"default","hook_event_name":"PreToolUse","tool_name":"Bash","tool_input":{"command":"git status --short","description":"Show status"},"tool_use_id":"toolu_01ABCDEF"}`)
+	for i := 0; i < b.N; i++ {
+		if DetectHarness(p) != HarnessClaudeCode {
+			b.Fatal("misdetected")
+		}
+	}
+}

@@ -158,3 +158,17 @@ func TestCodexInterruptAndUnknowns(t *testing.T) {
 		t.Errorf("an event hookd does not forward must fail closed: %+v", r)
 	}
 }
+
+// With the daemon down, hookc's in-process fallback answers in the harness's format too.
+func TestHarnessFallbackInProcess(t *testing.T) {
+	e := NewEnv(t)
+	e.WriteSettings("user", `{"permissions":{"deny":["Bash(rm:*)"]}}`)
+	r := e.Hookc(geminiPre(e, "rm -rf x"), "--harness", "gemini")
+	if m := r.JSON(t); r.Code != 0 || m["decision"] != "deny" {
+		t.Errorf("gemini fallback: %+v", r)
+	}
+	r = e.Hookc(codexPre(e, "rm -rf x"), "--harness", "codex")
+	if !strings.Contains(r.Stdout, `"permissionDecision":"deny"`) {
+		t.Errorf("codex fallback: %+v", r)
+	}
+}
