@@ -89,9 +89,10 @@ type Engine struct {
 	// pending maps session_id → *asyncQueue: finished async hooks' texts for the next turn.
 	pending sync.Map
 	asyncWG sync.WaitGroup
-	// harnessVersions caches Codex versions by transcript path; nativeCache the harnesses'
-	// own hook files by path (daemon/harness.go).
-	harnessVersions, nativeCache sync.Map
+	// versions caches harness versions by transcript path; nativeCache the harnesses' own
+	// hook files by path (daemon/harness.go).
+	versions    versionCache
+	nativeCache sync.Map
 }
 
 type counters struct {

@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"encoding/json"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
@@ -45,6 +46,9 @@ func (e *Engine) harnessOf(req *protocol.Request) (*harnessReq, error) {
 			Message: fmt.Sprintf("unknown harness %q (hookd knows %s)", name, strings.Join(harness.Names(), ", "))}
 	}
 	hr := &harnessReq{ad: harness.For(name), version: req.HarnessVersion, canon: req.Event, original: req.Event}
+	if hr.version == "" && name != protocol.HarnessGemini { // Gemini's transcript names no version
+		hr.version = e.transcriptVersion(name, req.Event)
+	}
 	if hr.ad.Native() {
 		return hr, nil
 	}
@@ -71,9 +75,6 @@ func (e *Engine) harnessOf(req *protocol.Request) (*harnessReq, error) {
 		return nil, &protocol.Error{Code: protocol.CodeBadRequest, Field: "event", Message: "event payload: " + err.Error()}
 	}
 	hr.canon = canon
-	if hr.version == "" && name == protocol.HarnessCodex {
-		hr.version = e.codexVersion(req.Event)
-	}
 	return hr, nil
 }
 
@@ -89,38 +90,73 @@ func localHeader(hr *harnessReq) (Header, *events.Event, error) {
 	return Header{Event: hr.native, SessionID: top.SessionID, Cwd: top.Cwd}, hr.localEv, nil
 }
 
-// codexVersion reads Codex's version from the first line of the session's transcript
-// (session_meta.payload.cli_version), once per transcript: Codex passes no version in
-// the payload or the hook's environment.
-func (e *Engine) codexVersion(payload []byte) string {
+// transcriptVersion reads the harness's version from the session's transcript, once per
+// transcript, since neither Codex nor Claude Code passes one in the payload or the hook's
+// environment: Codex's first line is session_meta with payload.cli_version; Claude Code's
+// message lines carry "version". Only the first 64 KiB are read, and only a found version
+// is cached (at SessionStart the transcript may not exist yet).
+func (e *Engine) transcriptVersion(harnessName string, payload []byte) string {
 	var p struct {
 		Transcript string `json:"transcript_path"`
 	}
 	if json.Unmarshal(payload, &p) != nil || p.Transcript == "" || !filepath.IsAbs(p.Transcript) {
 		return ""
 	}
-	if v, ok := e.harnessVersions.Load(p.Transcript); ok {
-		return v.(string)
+	if v, ok := e.versions.get(p.Transcript); ok {
+		return v
 	}
 	f, err := os.Open(p.Transcript)
 	if err != nil {
 		return ""
 	}
 	defer f.Close()
-	r := bufio.NewReaderSize(f, 64<<10)
-	line, _ := r.ReadSlice('\n')
-	var meta struct {
-		Type    string `json:"type"`
-		Payload struct {
-			CLIVersion string `json:"cli_version"`
-		} `json:"payload"`
+	sc := bufio.NewScanner(io.LimitReader(f, 64<<10))
+	sc.Buffer(make([]byte, 0, 16<<10), 64<<10)
+	for sc.Scan() {
+		var line struct {
+			Type    string `json:"type"`
+			Version string `json:"version"`
+			Payload struct {
+				CLIVersion string `json:"cli_version"`
+			} `json:"payload"`
+		}
+		if json.Unmarshal(sc.Bytes(), &line) != nil {
+			continue
+		}
+		v := line.Version
+		if harnessName == protocol.HarnessCodex {
+			v = line.Payload.CLIVersion
+		}
+		if v != "" && len(v) < 64 {
+			e.versions.put(p.Transcript, v)
+			return v
+		}
 	}
-	if json.Unmarshal(line, &meta) != nil || meta.Type != "session_meta" {
-		return ""
+	return ""
+}
+
+// versionCache maps transcript paths to versions, bounded: it is emptied when full.
+type versionCache struct {
+	mu sync.Mutex
+	m  map[string]string
+}
+
+const versionCacheMax = 4096
+
+func (c *versionCache) get(k string) (string, bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	v, ok := c.m[k]
+	return v, ok
+}
+
+func (c *versionCache) put(k, v string) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.m == nil || len(c.m) >= versionCacheMax {
+		c.m = make(map[string]string)
 	}
-	v := meta.Payload.CLIVersion
-	e.harnessVersions.Store(p.Transcript, v)
-	return v
+	c.m[k] = v
 }
 
 // nativeHookFile is a harness's own hooks, moved by `hookd install codex|gemini` out of

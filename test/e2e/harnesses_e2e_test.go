@@ -367,10 +367,11 @@ func TestAllHarnessesOnePolicy(t *testing.T) {
 		}
 	}
 	q := w.hookd(t, "audit", "query", "--tool", "Bash", "--json")
-	harnesses := map[string]bool{}
+	harnesses, versions := map[string]bool{}, map[string]string{}
 	for _, line := range strings.Split(strings.TrimSpace(q), "\n") {
 		var r struct {
 			Harness    string `json:"harness"`
+			Version    string `json:"harness_version"`
 			Decision   string `json:"decision"`
 			RuleAnswer *struct {
 				Decision, Rule string
@@ -383,7 +384,17 @@ func TestAllHarnessesOnePolicy(t *testing.T) {
 			r.Harness = "claude-code"
 		}
 		harnesses[r.Harness] = true
+		versions[r.Harness] = r.Version
 	}
+	// Codex's version comes from its transcript's session_meta; Claude Code's from its
+	// transcript lines when they are written before the tool call; Gemini names none.
+	if versions["codex"] != "0.169.0" {
+		t.Errorf("codex record's harness_version = %q, want 0.169.0", versions["codex"])
+	}
+	if versions["claude-code"] == "" {
+		t.Errorf("claude-code record has no harness_version")
+	}
+	t.Logf("harness versions in the audit log: %v", versions)
 	if len(harnesses) != 3 {
 		t.Errorf("audit log: Bash(rm:*) denials from %v, want claude-code, codex and gemini:\n%s", harnesses, q)
 	}
