@@ -110,8 +110,14 @@ func (e *Engine) transcriptVersion(harnessName string, payload []byte) string {
 		return ""
 	}
 	defer f.Close()
-	sc := bufio.NewScanner(io.LimitReader(f, 64<<10))
+	lr := &io.LimitedReader{R: f, N: 64 << 10}
+	sc := bufio.NewScanner(lr)
 	sc.Buffer(make([]byte, 0, 16<<10), 64<<10)
+	defer func() {
+		if lr.N == 0 { // the whole window was read without a version: later reads won't find one
+			e.versions.put(p.Transcript, "")
+		}
+	}()
 	for sc.Scan() {
 		var line struct {
 			Type    string `json:"type"`
