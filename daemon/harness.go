@@ -113,11 +113,6 @@ func (e *Engine) transcriptVersion(harnessName string, payload []byte) string {
 	lr := &io.LimitedReader{R: f, N: 64 << 10}
 	sc := bufio.NewScanner(lr)
 	sc.Buffer(make([]byte, 0, 16<<10), 64<<10)
-	defer func() {
-		if lr.N == 0 { // the whole window was read without a version: later reads won't find one
-			e.versions.put(p.Transcript, "")
-		}
-	}()
 	for sc.Scan() {
 		var line struct {
 			Type    string `json:"type"`
@@ -137,6 +132,9 @@ func (e *Engine) transcriptVersion(harnessName string, payload []byte) string {
 			e.versions.put(p.Transcript, v)
 			return v
 		}
+	}
+	if lr.N == 0 { // the whole window was read without a version: later reads won't find one
+		e.versions.put(p.Transcript, "")
 	}
 	return ""
 }
