@@ -102,7 +102,8 @@ func (e *Engine) transcriptVersion(harnessName string, payload []byte) string {
 	if json.Unmarshal(payload, &p) != nil || p.Transcript == "" || !filepath.IsAbs(p.Transcript) {
 		return ""
 	}
-	if v, ok := e.versions.get(p.Transcript); ok {
+	key := harnessName + "\x00" + p.Transcript
+	if v, ok := e.versions.get(key); ok {
 		return v
 	}
 	f, err := os.Open(p.Transcript)
@@ -129,12 +130,12 @@ func (e *Engine) transcriptVersion(harnessName string, payload []byte) string {
 			v = line.Payload.CLIVersion
 		}
 		if v != "" && len(v) < 64 {
-			e.versions.put(p.Transcript, v)
+			e.versions.put(key, v)
 			return v
 		}
 	}
 	if lr.N == 0 { // the whole window was read without a version: later reads won't find one
-		e.versions.put(p.Transcript, "")
+		e.versions.put(key, "")
 	}
 	return ""
 }
