@@ -66,6 +66,8 @@ type Log struct {
 	kick    chan struct{} // wakes the flusher (capacity 1)
 	stop    chan struct{} // closed by Close
 	exited  chan struct{} // closed when the flusher has drained the queue and returned
+	// shippers are told after each write (AddShipper, before the first Append).
+	shippers []*Shipper
 
 	// Owned by the flusher goroutine (before it starts: Open; after it exits: Close).
 	lock   *os.File
@@ -104,6 +106,8 @@ type Status struct {
 	LastError   string     `json:"last_error,omitempty"`
 	LastErrorAt *time.Time `json:"last_error_at,omitempty"`
 	Healthy     bool       `json:"healthy"`
+	// Exporters are the shippers following this log (OTLP, syslog).
+	Exporters []ShipperStatus `json:"exporters,omitempty"`
 }
 
 // Open opens (creating if needed) the log at o.Path and recovers its tail: a torn last
@@ -267,9 +271,13 @@ func (l *Log) flusher() {
 			}
 		}
 		l.st.Healthy = l.broken == nil && batch[len(batch)-1].err == nil
+		ships := l.shippers
 		l.mu.Unlock()
 		for _, b := range batch {
 			close(b.done)
+		}
+		for _, s := range ships {
+			s.Notify() // never blocks
 		}
 	}
 }
@@ -282,8 +290,20 @@ func (l *Log) noteErrLocked(err error) {
 // Status reports the log's counters and last error.
 func (l *Log) Status() Status {
 	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.st
+	st, ships := l.st, l.shippers
+	l.mu.Unlock()
+	for _, s := range ships {
+		st.Exporters = append(st.Exporters, s.Status())
+	}
+	return st
+}
+
+// AddShipper makes the writer wake s after each write and lists s in Status. Call it
+// before records are appended; s runs on its own (Shipper.Run).
+func (l *Log) AddShipper(s *Shipper) {
+	l.mu.Lock()
+	l.shippers = append(l.shippers, s)
+	l.mu.Unlock()
 }
 
 // flush writes batch (flusher goroutine).

@@ -14,6 +14,8 @@ const SchemaVersion = 1
 const (
 	KindDecision = "decision" // one answered event
 	KindRepair   = "repair"   // recovery cut a torn tail or found records missing
+	// KindCheckpoint carries a signed checkpoint of the chain up to the record before it.
+	KindCheckpoint = "checkpoint"
 )
 
 // Final decision values (Record.Decision): the permission decision on tool events, else
@@ -85,6 +87,9 @@ type Record struct {
 	Masked []string `json:"masked,omitempty"`
 
 	Repair *Repair `json:"repair,omitempty"`
+	// Checkpoint is a signed note (KindCheckpoint): the chain's seq and hash just
+	// before this record, signed with the admin's Ed25519 key (checkpoint.go).
+	Checkpoint string `json:"checkpoint,omitempty"`
 
 	// The chain: this record's place in the log and the SHA-256 of the previous line.
 	// They stay the last fields: the writer fills them in after the rest is encoded.
