@@ -96,6 +96,50 @@ type AuditConfig struct {
 	Retain        int        `json:"retain"`
 	Mask          []MaskRule `json:"mask"`
 	MaxFieldBytes int        `json:"max_field_bytes"`
+	// OTLP ships every record to an OpenTelemetry Collector as a log record (docs/fleet.md);
+	// present (even {}) means on, with the OTEL_EXPORTER_OTLP_* environment filling
+	// whatever it leaves empty.
+	OTLP *OTLPConfig `json:"otlp"`
+	// Syslog ships every record as an RFC 5424 message; present means on.
+	Syslog *SyslogConfig `json:"syslog"`
+	// Checkpoint signs the chain head periodically with the admin's Ed25519 key.
+	Checkpoint *CheckpointConfig `json:"checkpoint"`
+}
+
+// OTLPConfig configures the OTLP/HTTP exporter. Empty fields fall back to the standard
+// OTEL_EXPORTER_OTLP_* variables, then to the OTLP defaults.
+type OTLPConfig struct {
+	Endpoint    string `json:"endpoint"`      // full logs URL, e.g. http://collector:4318/v1/logs
+	Protocol    string `json:"protocol"`      // "http/protobuf" | "http/json"
+	Headers     string `json:"headers"`       // "k=v,k2=v2", like OTEL_EXPORTER_OTLP_HEADERS
+	TimeoutMS   int    `json:"timeout_ms"`    // per request
+	Compression string `json:"compression"`   // "gzip" | "none"
+	Resource    string `json:"resource"`      // extra resource attributes, "k=v,k2=v2"
+	MaxBatch    int    `json:"max_batch"`     // records per request (default 512)
+	MaxBackoffS int    `json:"max_backoff_s"` // longest wait between retries (default 30)
+}
+
+// SyslogConfig configures the RFC 5424 syslog exporter.
+type SyslogConfig struct {
+	// Network is "unixgram" (default; the local syslog socket), "unix" (stream), "udp"
+	// or "tcp" (octet-counted framing, RFC 6587).
+	Network string `json:"network"`
+	// Address is the socket path or host:port; default /dev/log for unixgram.
+	Address  string `json:"address"`
+	Facility string `json:"facility"` // default "auth"
+	AppName  string `json:"app_name"` // default "hookd"
+	// MaxMessageBytes caps one message (default 8192, rsyslog's default); a longer
+	// record keeps its structured data and a cut JSON body marked truncated.
+	MaxMessageBytes int `json:"max_message_bytes"`
+}
+
+// CheckpointConfig configures signed checkpoints of the decision log.
+type CheckpointConfig struct {
+	// KeyFile holds the signer key (`hookd audit keygen` writes one), readable by hookd.
+	KeyFile string `json:"key_file"`
+	// IntervalS is how often a checkpoint is written while records arrive (default 60);
+	// one is also written at rotation and at close.
+	IntervalS int `json:"interval_s"`
 }
 
 // IsEnabled reports whether auditing is on (the default).
@@ -217,6 +261,44 @@ func (c *DaemonConfig) validate(path string, sd *strictDecoder) error {
 	} {
 		if v <= 0 {
 			return bad(field, "must be positive (found %d)", v)
+		}
+	}
+	if o := c.Audit.OTLP; o != nil {
+		switch o.Protocol {
+		case "", "http/protobuf", "http/json":
+		default:
+			return bad("audit.otlp.protocol", "must be \"http/protobuf\" or \"http/json\" (found %q)", o.Protocol)
+		}
+		switch o.Compression {
+		case "", "gzip", "none":
+		default:
+			return bad("audit.otlp.compression", "must be \"gzip\" or \"none\" (found %q)", o.Compression)
+		}
+		for field, v := range map[string]int{"audit.otlp.timeout_ms": o.TimeoutMS, "audit.otlp.max_batch": o.MaxBatch, "audit.otlp.max_backoff_s": o.MaxBackoffS} {
+			if v < 0 {
+				return bad(field, "must not be negative (found %d)", v)
+			}
+		}
+	}
+	if s := c.Audit.Syslog; s != nil {
+		switch s.Network {
+		case "", "unixgram", "unix", "udp", "tcp":
+		default:
+			return bad("audit.syslog.network", "must be \"unixgram\", \"unix\", \"udp\" or \"tcp\" (found %q)", s.Network)
+		}
+		if (s.Network == "udp" || s.Network == "tcp") && s.Address == "" {
+			return bad("audit.syslog.address", "missing (host:port for %s)", s.Network)
+		}
+		if s.MaxMessageBytes < 0 || (s.MaxMessageBytes > 0 && s.MaxMessageBytes < 480) {
+			return bad("audit.syslog.max_message_bytes", "must be at least 480 (RFC 5424 §6.1) (found %d)", s.MaxMessageBytes)
+		}
+	}
+	if cp := c.Audit.Checkpoint; cp != nil {
+		if cp.KeyFile == "" {
+			return bad("audit.checkpoint.key_file", "missing (a signer key from `hookd audit keygen`)")
+		}
+		if cp.IntervalS < 0 {
+			return bad("audit.checkpoint.interval_s", "must not be negative (found %d)", cp.IntervalS)
 		}
 	}
 	if c.Audit.Retain < 0 {

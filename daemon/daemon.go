@@ -42,13 +42,16 @@ type Options struct {
 // its watcher, the engine and, with a socket, the server. Build it with New, answer
 // events with Serve (on the socket) or Handle (in-process), and release it with Close.
 type Daemon struct {
-	log     *zap.Logger
-	opts    Options
-	pool    *runner.Pool
-	audit   *audit.Log
-	engine  *Engine
-	watcher *settings.Watcher
-	server  *Server
+	log   *zap.Logger
+	opts  Options
+	pool  *runner.Pool
+	audit *audit.Log
+	// stopExport stops the exporters (after the log is closed, so they ship its last
+	// records).
+	stopExport func()
+	engine     *Engine
+	watcher    *settings.Watcher
+	server     *Server
 }
 
 // New builds a daemon, in this order: the runner pool; the decision log when hookd's
@@ -84,6 +87,14 @@ func New(ctx context.Context, o Options) (*Daemon, error) {
 			alog.Error("audit log unusable: events that can block fail closed until it is fixed", zap.Error(err))
 		}
 		d.audit, aud = l, NewAuditor(l)
+		// Only a serving daemon exports; `hookd run` leaves its records to the daemon's
+		// exporters, which read them from the same files.
+		if o.Socket != "" {
+			if d.stopExport, err = startExporters(o.Config.Audit, l, alog); err != nil {
+				d.Close()
+				return nil, err
+			}
+		}
 	}
 	d.engine = NewEngine(EngineOptions{
 		Logger: o.Logger.Named("engine"), Config: o.Config, Sources: o.Sources, StateDir: o.StateDir,
@@ -141,6 +152,9 @@ func (d *Daemon) Close() error {
 			d.log.Named("audit").Error("closing audit log", zap.Error(err))
 			errs = append(errs, err)
 		}
+	}
+	if d.stopExport != nil {
+		d.stopExport()
 	}
 	return errors.Join(errs...)
 }

@@ -5,6 +5,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/hookd/hookd/daemon/audit"
 	"github.com/hookd/hookd/protocol"
 )
 
@@ -52,8 +53,19 @@ func (d *Daemon) Status() protocol.Status {
 	zyg := protocol.ZygoteStatus(ps.Zygote)
 	st.Prewarm, st.Workers, st.Zygote = &prewarm, &workers, &zyg
 	if d.audit != nil {
-		a := protocol.AuditStatus(d.audit.Status())
+		a := auditStatus(d.audit.Status())
+		for _, e := range d.audit.Exporters() {
+			a.Exporters = append(a.Exporters, protocol.ExporterStatus(e))
+		}
 		st.Audit = &a
 	}
 	return st
+}
+
+// auditStatus converts the log's status (field for field: the wire type also lists the
+// exporters).
+func auditStatus(s audit.Status) protocol.AuditStatus {
+	return protocol.AuditStatus{Path: s.Path, Fsync: s.Fsync, Seq: s.Seq, Records: s.Records, Batches: s.Batches,
+		Repairs: s.Repairs, Rotations: s.Rotations, Failures: s.Failures, LastError: s.LastError,
+		LastErrorAt: s.LastErrorAt, Healthy: s.Healthy}
 }

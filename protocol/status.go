@@ -185,4 +185,21 @@ type AuditStatus struct {
 	// Healthy is false while records cannot be written: events that can block are
 	// denied (fail closed) until it recovers.
 	Healthy bool `json:"healthy"`
+	// Exporters are the decision log's exporters (OTLP, syslog): docs/fleet.md.
+	Exporters []ExporterStatus `json:"exporters,omitempty"`
+}
+
+// ExporterStatus is one exporter following the decision log.
+type ExporterStatus struct {
+	Name string `json:"name"` // "otlp" | "syslog"
+	// Cursor is the seq of the last record the destination accepted (persisted).
+	Cursor      uint64     `json:"cursor"`
+	Exported    uint64     `json:"exported"`           // records accepted since start
+	Batches     uint64     `json:"batches"`            // successful exports
+	Retries     uint64     `json:"retries"`            // failed exports retried
+	Rejected    uint64     `json:"rejected,omitempty"` // records the destination refused for good
+	Lost        uint64     `json:"lost,omitempty"`     // records removed by retention before export
+	LastError   string     `json:"last_error,omitempty"`
+	LastErrorAt *time.Time `json:"last_error_at,omitempty"`
+	Healthy     bool       `json:"healthy"`
 }

@@ -106,8 +106,6 @@ type Status struct {
 	LastError   string     `json:"last_error,omitempty"`
 	LastErrorAt *time.Time `json:"last_error_at,omitempty"`
 	Healthy     bool       `json:"healthy"`
-	// Exporters are the shippers following this log (OTLP, syslog).
-	Exporters []ShipperStatus `json:"exporters,omitempty"`
 }
 
 // Open opens (creating if needed) the log at o.Path and recovers its tail: a torn last
@@ -290,12 +288,20 @@ func (l *Log) noteErrLocked(err error) {
 // Status reports the log's counters and last error.
 func (l *Log) Status() Status {
 	l.mu.Lock()
-	st, ships := l.st, l.shippers
+	defer l.mu.Unlock()
+	return l.st
+}
+
+// Exporters reports the shippers following this log (OTLP, syslog).
+func (l *Log) Exporters() []ShipperStatus {
+	l.mu.Lock()
+	ships := l.shippers
 	l.mu.Unlock()
+	var out []ShipperStatus
 	for _, s := range ships {
-		st.Exporters = append(st.Exporters, s.Status())
+		out = append(out, s.Status())
 	}
-	return st
+	return out
 }
 
 // AddShipper makes the writer wake s after each write and lists s in Status. Call it

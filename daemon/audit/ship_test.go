@@ -92,7 +92,7 @@ func TestShipperDeliversInOrderAcrossRotationAndFailures(t *testing.T) {
 	sink := &memSink{fail: 3}
 	sh, stop := runShipper(t, l, sink)
 	debugDump = func(t *testing.T) {
-		t.Logf("shipped %v status %+v at=%d fi=%v", sink.seqs(), l.Status().Exporters, sh.at, sh.fi.Name())
+		t.Logf("shipped %v status %+v at=%d fi=%v", sink.seqs(), l.Exporters(), sh.at, sh.fi.Name())
 	}
 	const n = 60
 	for i := 1; i <= n; i++ {
@@ -178,7 +178,7 @@ func TestShipperSkipsPermanentRejections(t *testing.T) {
 		t.Fatal(err)
 	}
 	waitFor(t, "record 2 shipped", func() bool { return s.Status().Cursor == 2 })
-	if st := l.Status(); len(st.Exporters) != 1 || st.Exporters[0].Rejected != 1 || st.Exporters[0].Cursor != 2 {
-		t.Fatalf("status %+v", st.Exporters)
+	if ex := l.Exporters(); len(ex) != 1 || ex[0].Rejected != 1 || ex[0].Cursor != 2 {
+		t.Fatalf("status %+v", ex)
 	}
 }
