@@ -3,6 +3,7 @@ package daemon
 import (
 	"context"
 	"errors"
+	"fmt"
 	"os"
 	"time"
 
@@ -78,7 +79,18 @@ func New(ctx context.Context, o Options) (*Daemon, error) {
 	var aud Auditor
 	if o.Config.Audit.IsEnabled() {
 		alog := o.Logger.Named("audit")
-		l, err := audit.Open(auditOptions(o.Config.Audit, o.StateDir, alog))
+		ao := auditOptions(o.Config.Audit, o.StateDir, alog)
+		if cp := o.Config.Audit.Checkpoint; cp != nil {
+			// A configured key that cannot be used is the admin's error: refuse to start
+			// rather than run without the checkpoints they asked for.
+			signer, err := audit.LoadSigner(cp.KeyFile)
+			if err != nil {
+				d.Close()
+				return nil, fmt.Errorf("audit.checkpoint.key_file: %w", err)
+			}
+			ao.Checkpoint = &audit.CheckpointOptions{Signer: signer, Interval: time.Duration(cp.IntervalS) * time.Second}
+		}
+		l, err := audit.Open(ao)
 		if l == nil {
 			d.Close()
 			return nil, err

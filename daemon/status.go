@@ -67,5 +67,5 @@ func (d *Daemon) Status() protocol.Status {
 func auditStatus(s audit.Status) protocol.AuditStatus {
 	return protocol.AuditStatus{Path: s.Path, Fsync: s.Fsync, Seq: s.Seq, Records: s.Records, Batches: s.Batches,
 		Repairs: s.Repairs, Rotations: s.Rotations, Failures: s.Failures, LastError: s.LastError,
-		LastErrorAt: s.LastErrorAt, Healthy: s.Healthy}
+		LastErrorAt: s.LastErrorAt, Healthy: s.Healthy, Checkpoints: s.Checkpoints}
 }

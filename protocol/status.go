@@ -185,6 +185,8 @@ type AuditStatus struct {
 	// Healthy is false while records cannot be written: events that can block are
 	// denied (fail closed) until it recovers.
 	Healthy bool `json:"healthy"`
+	// Checkpoints is how many signed checkpoints this process wrote (docs/fleet.md).
+	Checkpoints uint64 `json:"checkpoints,omitempty"`
 	// Exporters are the decision log's exporters (OTLP, syslog): docs/fleet.md.
 	Exporters []ExporterStatus `json:"exporters,omitempty"`
 }

@@ -7,6 +7,7 @@ import (
 	"io/fs"
 	"path/filepath"
 	"strings"
+	"time"
 
 	"github.com/urfave/cli/v2"
 
@@ -27,7 +28,7 @@ configuration key, else <state-dir>/audit.`,
 			&cli.StringFlag{Name: "audit-dir", Usage: "decision log `DIR` (default: from hookd's configuration)", EnvVars: []string{"HOOKD_AUDIT_DIR"}},
 		},
 		Subcommands: []*cli.Command{
-			auditVerifyCommand(), auditTailCommand(), auditQueryCommand(), auditShowCommand(), auditStatsCommand(),
+			auditVerifyCommand(), auditKeygenCommand(), auditTailCommand(), auditQueryCommand(), auditShowCommand(), auditStatsCommand(),
 		},
 	}
 }
@@ -54,14 +55,18 @@ file — against the chain head file, which also detects a removed rotated file 
 removed from the end. With FILE arguments, checks just those files as one chain, in the
 order given. Exits 0 when the chain is intact (repairs of torn writes after a crash are
 listed, not failures), 1 otherwise.`,
-		Flags: []cli.Flag{&cli.BoolFlag{Name: "json", Usage: "print the report as JSON"}},
+		Flags: []cli.Flag{
+			&cli.BoolFlag{Name: "json", Usage: "print the report as JSON"},
+			&cli.StringFlag{Name: "pubkey", Usage: "verifier `KEY` (or a file holding it) of the admin's checkpoint signer (`hookd audit keygen`)"},
+			&cli.StringSliceFlag{Name: "checkpoint", Usage: "`FILE` holding signed checkpoints shipped off the machine (a note, several, or exported JSON lines); the newest valid one is checked. Default with --pubkey: the log's own <base>.checkpoint and checkpoint records (weaker: they live with the log)"},
+		},
 		Action: func(c *cli.Context) error {
 			var rep *audit.Report
 			var err error
+			var path string
 			if c.NArg() > 0 {
 				rep, err = audit.VerifyFiles(c.Args().Slice()...)
 			} else {
-				var path string
 				if path, err = auditPath(c); err != nil {
 					return err
 				}
@@ -72,6 +77,21 @@ listed, not failures), 1 otherwise.`,
 			}
 			if err != nil {
 				return err
+			}
+			if k := c.String("pubkey"); k != "" {
+				if path == "" {
+					return exitError{code: 2, msg: "--pubkey checks the whole log: give no FILE arguments"}
+				}
+				cp, err := newestCheckpoint(path, k, c.StringSlice("checkpoint"))
+				if err != nil {
+					return exitError{code: 1, msg: err.Error()}
+				}
+				rep.Checkpoint = &audit.CheckpointReport{Seq: cp.Seq, Hash: cp.Hash, Time: cp.Time, Signer: cp.Signer, Origin: cp.Origin}
+				if p, err := audit.CheckCheckpoint(path, cp); err != nil {
+					return err
+				} else if p != nil {
+					rep.Problems = append([]audit.Problem{*p}, rep.Problems...)
+				}
 			}
 			w := c.App.Writer
 			if c.Bool("json") {
@@ -96,6 +116,9 @@ func printVerify(c *cli.Context, rep *audit.Report) {
 			names = append(names, fmt.Sprintf("%s (%d)", f.File, f.Records))
 		}
 		fmt.Fprintf(w, "OK: %d records (%d decisions) in %d files, seq %d..%d\n", rep.Records, rep.Decisions, len(rep.Files), rep.FirstSeq, rep.LastSeq)
+		if cp := rep.Checkpoint; cp != nil {
+			fmt.Fprintf(w, "  signed checkpoint: covers seq %d (signed by %s at %s): matches\n", cp.Seq, cp.Signer, cp.Time.Format(time.RFC3339))
+		}
 		if len(names) > 0 {
 			fmt.Fprintf(w, "  files: %s\n", strings.Join(names, ", "))
 		}

@@ -45,6 +45,8 @@ type Options struct {
 	DaemonVersion string
 	// Logger is the operational log (errors, repairs, rotations).
 	Logger *zap.Logger
+	// Checkpoint, when set, makes the log write signed checkpoints (checkpoint.go).
+	Checkpoint *CheckpointOptions
 }
 
 // DefaultFile is the current file's name in the audit directory.
@@ -68,6 +70,7 @@ type Log struct {
 	exited  chan struct{} // closed when the flusher has drained the queue and returned
 	// shippers are told after each write (AddShipper, before the first Append).
 	shippers []*Shipper
+	cp       *checkpointer // nil: no checkpoints
 
 	// Owned by the flusher goroutine (before it starts: Open; after it exits: Close).
 	lock   *os.File
@@ -106,6 +109,8 @@ type Status struct {
 	LastError   string     `json:"last_error,omitempty"`
 	LastErrorAt *time.Time `json:"last_error_at,omitempty"`
 	Healthy     bool       `json:"healthy"`
+	// Checkpoints is how many signed checkpoints this process wrote.
+	Checkpoints uint64 `json:"checkpoints,omitempty"`
 }
 
 // Open opens (creating if needed) the log at o.Path and recovers its tail: a torn last
@@ -135,6 +140,17 @@ func Open(o Options) (*Log, error) {
 	l := &Log{opts: o, log: o.Logger, mask: m, dir: filepath.Dir(o.Path),
 		base: strings.TrimSuffix(filepath.Base(o.Path), ".jsonl")}
 	l.kick, l.stop, l.exited = make(chan struct{}, 1), make(chan struct{}), make(chan struct{})
+	if c := o.Checkpoint; c != nil && c.Signer != nil {
+		cp := *c
+		if cp.Interval <= 0 {
+			cp.Interval = time.Minute
+		}
+		if cp.Origin == "" {
+			host, _ := os.Hostname()
+			cp.Origin = "hookd/" + host + o.Path
+		}
+		l.cp = &checkpointer{o: cp, last: time.Now()}
+	}
 	l.st.Path, l.st.Fsync = o.Path, o.Fsync
 	err = l.withFileLock(func() error { return l.reopen(true) })
 	l.mu.Lock()
@@ -238,6 +254,12 @@ func (l *Log) commit(p *pending) error {
 // covers its record.
 func (l *Log) flusher() {
 	defer close(l.exited)
+	var tick <-chan time.Time
+	if l.cp != nil {
+		t := time.NewTicker(l.cp.o.Interval)
+		defer t.Stop()
+		tick = t.C
+	}
 	for {
 		l.mu.Lock()
 		batch := l.queue
@@ -245,6 +267,15 @@ func (l *Log) flusher() {
 		l.mu.Unlock()
 		if len(batch) == 0 {
 			select {
+			case <-tick:
+				// Quiet since the last group: sign what is there.
+				_ = l.withFileLock(func() error {
+					if l.syncWithDisk() == nil && l.checkpointDue(false) {
+						l.writeCheckpoint()
+					}
+					return nil
+				})
+				continue
 			case <-l.kick:
 				continue
 			case <-l.stop:
@@ -394,6 +425,11 @@ func (l *Log) write(batch []*pending, fail func(int, error)) {
 		l.log.Error("audit records not written", zap.Error(err), zap.Int("records", len(l.ends)-ok))
 		return
 	}
+	rotating := l.opts.MaxBytes > 0 && l.size >= l.opts.MaxBytes
+	if l.checkpointDue(rotating) {
+		// Before a rotation the checkpoint is the sealed file's last record.
+		l.writeCheckpoint()
+	}
 	if l.opts.MaxBytes > 0 && l.size >= l.opts.MaxBytes {
 		if err := l.rotate(); err != nil {
 			// The records are written; the next write retries the rotation.
@@ -498,6 +534,14 @@ func (l *Log) Close() error {
 	close(l.stop)
 	<-l.exited // the file is ours again
 	var err error
+	if l.cp != nil && !l.cp.writing {
+		_ = l.withFileLock(func() error {
+			if l.syncWithDisk() == nil && l.checkpointDue(true) {
+				l.writeCheckpoint()
+			}
+			return nil
+		})
+	}
 	if l.dirty {
 		err = l.withFileLock(func() error {
 			if err := l.syncWithDisk(); err != nil {

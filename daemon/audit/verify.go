@@ -23,7 +23,11 @@ const (
 	ProblemMissingFile    = "missing_file"    // a rotated file the head lists is gone
 	ProblemHeadMismatch   = "head_mismatch"   // a record differs from what the head recorded
 	ProblemRecordsMissing = "records_missing" // a repair record admits records were lost
-	ProblemHeadMissing    = "head_missing"    // the log has records but no head file, or a repair says it had none
+	// ProblemCheckpointAhead: a signed checkpoint covers records the log no longer has.
+	ProblemCheckpointAhead = "checkpoint_ahead"
+	// ProblemCheckpointMismatch: a record differs from what a signed checkpoint covers.
+	ProblemCheckpointMismatch = "checkpoint_mismatch"
+	ProblemHeadMissing        = "head_missing" // the log has records but no head file, or a repair says it had none
 )
 
 // Problem is one thing Verify found wrong.
@@ -54,6 +58,15 @@ type FoundRepair struct {
 	Repair Repair `json:"repair"`
 }
 
+// CheckpointReport names the signed checkpoint a log was checked against.
+type CheckpointReport struct {
+	Origin string    `json:"origin"`
+	Seq    uint64    `json:"seq"`
+	Hash   string    `json:"hash"`
+	Time   time.Time `json:"time"`
+	Signer string    `json:"signer"`
+}
+
 // FileReport counts one file.
 type FileReport struct {
 	File     string `json:"file"`
@@ -74,9 +87,11 @@ type Report struct {
 	// StartsAfter is set when the first record checked is not the chain's first: earlier
 	// records were removed by retention (and the head vouches for the link), or were not
 	// given to Verify.
-	StartsAfter uint64    `json:"starts_after,omitempty"`
-	Head        bool      `json:"head"` // a head file was found and checked against
-	Problems    []Problem `json:"problems,omitempty"`
+	StartsAfter uint64 `json:"starts_after,omitempty"`
+	Head        bool   `json:"head"` // a head file was found and checked against
+	// Checkpoint is the signed checkpoint the log was checked against (verify --pubkey).
+	Checkpoint *CheckpointReport `json:"checkpoint,omitempty"`
+	Problems   []Problem         `json:"problems,omitempty"`
 }
 
 // OK reports whether the chain verified without problems.
