@@ -13,7 +13,7 @@ BENCHTIME ?= 1x
 UNIT_TIMEOUT ?= 15m
 SOAK_TIMEOUT ?= 40m
 
-.PHONY: help build run test unit conformance e2e pin-claude soak bench fuzz lint clean
+.PHONY: help build run test unit conformance e2e pin-claude soak fleet bench fuzz lint clean
 
 help: ## list targets
 	@awk 'BEGIN{FS=":.*## "} /^[a-z][a-z0-9-]*:.*## /{printf "  %-11s %s\n", $$1, $$2}' $(MAKEFILE_LIST)
@@ -57,6 +57,9 @@ e2e: ## real Claude Code, Codex CLI and Gemini CLI vs the same hooks through hoo
 	HOOKD_CLAUDE_BIN=$$bin HOOKD_CODEX_BIN=$$codex HOOKD_GEMINI_JS=$$gemini \
 	$(GO) test -count=1 -tags e2e -run 'TestClaude|TestCodexNativeVsHookd|TestGeminiNativeVsHookd|TestAllHarnessesOnePolicy' -v -timeout 20m ./test/e2e/
 
+fleet: ## decisions to a real OpenTelemetry Collector (built from the Go module proxy, cached) and rsyslog (apt); CI runs it once
+	HOOKD_OTELCOL_CACHE=$${HOOKD_OTELCOL_CACHE:-$(CURDIR)/test/fleet/.cache} $(GO) test -race -count=1 -tags fleet -run 'TestFleet' -v -timeout 30m ./test/
+
 bench: build ## benchmarks (incl. a claude -p session native vs through hookd); figures go to BENCHMARKS.md
 	@bin=$${HOOKD_CLAUDE_BIN:-$$(command -v npm >/dev/null 2>&1 && test/e2e/install-claude.sh --print-bin)}; \
 	HOOKD_CLAUDE_BIN=$$bin $(GO) test -run '^$$' -bench . -benchtime $(BENCHTIME) -timeout 60m ./test/bench/
@@ -70,6 +73,7 @@ fuzz: ## run every fuzz target for FUZZTIME each (targets found in the _test.go 
 lint: ## go vet and gofmt
 	$(GO) vet ./...
 	$(GO) vet -tags e2e ./test/e2e/
+	$(GO) vet -tags fleet ./test/
 	@out=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
 
 clean: ## remove build output

@@ -217,7 +217,6 @@ func (c *collector) records() []exported {
 	return out
 }
 
-
 // localDecisions reads the daemon's own log: decision_id → seq.
 func localDecisions(t *testing.T, e *Env) map[string]float64 {
 	out := map[string]float64{}
@@ -240,7 +239,7 @@ func TestFleetOTLPCollectorRestart(t *testing.T) {
 		"endpoint": col.endpoint(), "max_batch": 100, "max_backoff_s": 1,
 	}}})
 	e.WriteSettings("user", preToolUse(cmdHook("exit 0")))
-	e.WriteSettings("project", `{"hooks":{"PreToolUse":[{"matcher":"Bash","hooks":[{"type":"command","command":"exit 0"}]}]}}`)
+	e.WriteSettings("project", `{"hooks":{"PreToolUse":[{"matcher":"Bash","hooks":[{"type":"command","command":"exit 0 # project"}]}]}}`)
 	e.Start()
 
 	const total, workers = 1000, 4
