@@ -381,8 +381,11 @@ func TestFleetOTLPCollectorRestart(t *testing.T) {
 	if chained < total-1 {
 		t.Errorf("only %d links checked", chained)
 	}
-	st := e.Status()
-	t.Logf("exporter status: %v", st["extra"].(map[string]any)["audit"].(map[string]any)["exporters"])
+	ex, _ := e.Status()["audit"].(map[string]any)["exporters"].([]any)
+	if len(ex) != 1 || ex[0].(map[string]any)["name"] != "otlp" || ex[0].(map[string]any)["cursor"].(float64) < total {
+		t.Errorf("hookd status audit.exporters = %v", ex)
+	}
+	t.Logf("exporter status: %v", ex)
 }
 
 // The standard OTEL_EXPORTER_OTLP_* variables alone configure the exporter, here with
