@@ -276,7 +276,7 @@ func (e *Engine) Handle(ctx context.Context, req *protocol.Request, caller Calle
 			Text: notRunReason(nr)})
 	}
 
-	hctx := hookContext{payload: hr.canon}
+	hctx := hookContext{payload: hr.canon, match: h.MatchValue}
 	if len(run) > 0 || len(async) > 0 || len(native) > 0 || ev.Name == "SessionStart" { // nothing to spawn: skip the env copy and stats
 		hctx.env, hctx.dir = e.hookEnv(env, ev, h, project), e.hookDir(h.Cwd, project)
 	}
@@ -455,6 +455,7 @@ type hookContext struct {
 	// translate reads a harness's own hook output as a Claude Code hook output (nil:
 	// the hook is a Claude Code hook).
 	translate func(events.RawOutput) events.RawOutput
+	match     string // the matcher field's value (Header.MatchValue)
 }
 
 func (e *Engine) runParallel(ctx context.Context, ev *events.Event, hs []*configs.Handler, hc hookContext, emit func(*protocol.Frame)) []events.Interpretation {
@@ -575,6 +576,11 @@ func (e *Engine) runOne(ctx context.Context, ev *events.Event, h *configs.Handle
 		out = hc.translate(out)
 	}
 	out.FailClosed = h.FailsClosed()
+	if ev.MatcherField != "" {
+		// Claude Code names a hook "<Event>:<matcher value>" in some texts (the
+		// PreModelSwitch timeout refusal).
+		out.HookName = ev.Name + ":" + hc.match
+	}
 	in := events.Interpret(ev, ref, out)
 	if in.Outcome == protocol.OutcomeTimeout && ev.CanBlock && e.cfg.Override(h).OnTimeout == configs.OnTimeoutDeny {
 		failClosedOnTimeout(ev, &in, h.EffectiveTimeout())

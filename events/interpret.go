@@ -51,6 +51,9 @@ type RawOutput struct {
 	TimedOut        bool
 	Cancelled       bool
 	Duration        time.Duration
+	// HookName is how Claude Code names the hook in some texts: "<Event>:<matcher value>"
+	// (e.g. "PreModelSwitch:claude-sonnet-4-5"); "" when unknown (Command stands in).
+	HookName string
 	// FailClosed: the handler has "onFailure": "block" and Claude Code honours it here
 	// (a synchronous command or http hook, not on Stop, SubagentStop, TaskCompleted or
 	// TeammateIdle; configs.Handler.FailsClosed). A failure then blocks (OnFailure).
@@ -143,7 +146,11 @@ func Interpret(ev *Event, ref protocol.HookRef, out RawOutput) Interpretation {
 			// in Claude Code 2.1.330's words.
 			in.Outcome = protocol.OutcomeBlocked
 			in.Permission = "deny"
-			in.PermissionReason = ev.Name + " hook " + out.Command + " did not respond before its timeout"
+			name := out.HookName
+			if name == "" {
+				name = out.Command
+			}
+			in.PermissionReason = ev.Name + " hook " + name + " did not respond before its timeout"
 		}
 	case out.StartErr != nil || notStarted(out):
 		in.Outcome, in.Error = protocol.OutcomeError, startError(out)

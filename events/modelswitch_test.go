@@ -26,8 +26,9 @@ func TestModelSwitchEvents(t *testing.T) {
 			summary{Outcome: "ok", ExitCode: "0", Permission: "allow"}},
 		{"pre/exit2 refuses", "PreModelSwitch", cmd(2, "", "no opus\n"), summary{Outcome: "blocked", ExitCode: "2", Permission: "deny", PermissionReason: "[./guard.sh]: no opus\n"}},
 		{"pre/exit1 is no decision", "PreModelSwitch", cmd(1, "", "x\n"), summary{Outcome: "error", ExitCode: "1", Error: "Failed with non-blocking status code: x"}},
-		{"pre/timeout refuses", "PreModelSwitch", RawOutput{Kind: Command, Command: "./guard.sh", TimedOut: true},
-			summary{Outcome: "blocked", Error: "timed out", Permission: "deny", PermissionReason: "PreModelSwitch hook ./guard.sh did not respond before its timeout"}},
+		// Claude Code names the hook "<Event>:<to_model>" here (e2e model-switch-timeout).
+		{"pre/timeout refuses", "PreModelSwitch", RawOutput{Kind: Command, Command: "./guard.sh", HookName: "PreModelSwitch:claude-sonnet-4-5", TimedOut: true},
+			summary{Outcome: "blocked", Error: "timed out", Permission: "deny", PermissionReason: "PreModelSwitch hook PreModelSwitch:claude-sonnet-4-5 did not respond before its timeout"}},
 		{"post/context", "PostModelSwitch", cmd(0, `{"hookSpecificOutput":{"hookEventName":"PostModelSwitch","additionalContext":"now sonnet"}}`, ""),
 			summary{Outcome: "ok", ExitCode: "0", Context: "now sonnet"}},
 		{"post/timeout is no decision", "PostModelSwitch", RawOutput{Kind: Command, TimedOut: true}, summary{Outcome: "timeout", Error: "timed out"}},
