@@ -278,8 +278,14 @@ func TestFleetOTLPCollectorRestart(t *testing.T) {
 		}(w)
 	}
 	// Restart the collector once, a third of the way in; decisions keep coming while it
-	// is down.
-	<-restarted
+	// is down. (If the senders fail before that, wg.Wait below reports why.)
+	sendersDone := make(chan struct{})
+	go func() { wg.Wait(); close(sendersDone) }()
+	select {
+	case <-restarted:
+	case <-sendersDone:
+		t.Fatalf("senders stopped before the restart point: %v", <-errs)
+	}
 	col.stop()
 	time.Sleep(300 * time.Millisecond) // let exports fail against a closed port
 	col.start()
