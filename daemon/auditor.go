@@ -99,6 +99,7 @@ func AuditRecord(d *Decision) *audit.Record {
 		return r
 	}
 	r.Mode, r.ExitCode = res.Mode, res.ExitCode
+	r.NotDelivered = d.NotDelivered
 	if res.HookPermission != nil {
 		r.HookDecision = res.HookPermission.Decision
 	}

@@ -3,6 +3,7 @@ package daemon
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -50,7 +51,19 @@ type Decision struct {
 	// Harness, HarnessVersion and NativeEvent say which agent sent the event and what it
 	// called the event (package events/harness).
 	Harness, HarnessVersion, NativeEvent string
+	// NotDelivered is set when the request's context ended before the hooks did: the
+	// caller went away (audit.Record.NotDelivered "caller_disconnected") or hookd's
+	// grace period ran out ("shutdown").
+	NotDelivered string
 }
+
+// Causes a server gives the context of a request it abandons (context.Cause).
+var (
+	// ErrShutdown: hookd is stopping and the --grace period ended with hooks running.
+	ErrShutdown = errors.New("hookd stopped before the hooks finished (the shutdown grace period ended)")
+	// ErrCallerGone: the caller closed its connection before the answer.
+	ErrCallerGone = errors.New("the caller disconnected before the answer")
+)
 
 // Caller identifies who sent an event (from SO_PEERCRED; zero for in-process runs).
 type Caller struct {
@@ -354,6 +367,20 @@ func (e *Engine) Handle(ctx context.Context, req *protocol.Request, caller Calle
 	}
 	if call != nil || pendingCtx {
 		events.Finalize(ev, res) // the permission or the contexts changed; Merge finalized the rest
+	}
+	if ctx.Err() != nil {
+		// The hooks were cut short: whatever they left is not an answer. The caller (if
+		// still there) gets the fail-closed answer, and the record says why.
+		cause := context.Cause(ctx)
+		d.NotDelivered = "shutdown"
+		if errors.Is(cause, ErrCallerGone) {
+			d.NotDelivered = "caller_disconnected"
+		}
+		if ev.CanBlock {
+			fc := protocol.FailClosed(ev.Name, "hookd: "+cause.Error())
+			fc.DecisionID, fc.Revision, fc.Mode, fc.Hooks = d.ID, res.Revision, res.Mode, res.Hooks
+			res = fc
+		}
 	}
 	if !hr.ad.Native() {
 		res.Harness, res.NativeEvent = hr.ad.Name, d.NativeEvent

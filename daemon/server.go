@@ -43,6 +43,7 @@ type Server struct {
 	mu      sync.Mutex
 	conns   map[net.Conn]struct{}
 	closing bool
+	busy    int // requests being handled
 }
 
 // Listen creates the socket: the parent directory 0700 (if missing), the socket 0600.
@@ -92,12 +93,25 @@ func (s *Server) Listen(path string) error {
 	return nil
 }
 
-// Serve accepts connections until ctx is done, then stops accepting, lets in-flight
-// requests finish (up to grace) and removes the socket.
+// Serve accepts connections until ctx is done, then drains and returns:
+//
+//   - the socket stops accepting at once;
+//   - events already being handled keep running, with their hooks, for up to grace;
+//   - a request that arrives during the drain (on a kept connection) is answered with
+//     a "shutting_down" error frame — never run, never answered "none" — which hookc
+//     turns into its fail-closed answer;
+//   - idle connections do not hold the drain up: it ends as soon as no event is in
+//     flight, and then every connection is closed;
+//   - when grace runs out, the remaining events' hooks are cancelled (context cause
+//     ErrShutdown): their callers get the fail-closed answer and the records say
+//     not_delivered "shutdown". Serve returns at most about a second after that.
 func (s *Server) Serve(ctx context.Context, grace time.Duration) error {
 	if s.MaxRequestBytes <= 0 {
 		s.MaxRequestBytes = protocol.DefaultMaxRequestBytes
 	}
+	// Requests run on hard, not ctx: a stop signal must not cancel hooks in flight.
+	hard, kill := context.WithCancelCause(context.Background())
+	defer kill(nil)
 	go func() {
 		<-ctx.Done()
 		s.mu.Lock()
@@ -136,22 +150,60 @@ func (s *Server) Serve(ctx context.Context, grace time.Duration) error {
 				s.mu.Unlock()
 				c.Close()
 			}()
-			s.serveConn(ctx, c)
+			s.serveConn(hard, c)
 		}()
 	}
+	// Drain: wait for the events in flight (not for idle connections).
+	deadline := time.Now().Add(grace)
+	for s.inFlight() > 0 && time.Now().Before(deadline) {
+		time.Sleep(5 * time.Millisecond)
+	}
+	if n := s.inFlight(); n > 0 {
+		s.Log.Warn("shutdown grace period ended; cancelling the hooks still running", zap.Int("events", n), zap.Duration("grace", grace))
+		kill(ErrShutdown)
+		// Cancelled hooks are killed by their runner; their fail-closed answers and
+		// records follow. Bounded: SIGTERM exits within grace + 1 s.
+		stop := time.Now().Add(800 * time.Millisecond)
+		for s.inFlight() > 0 && time.Now().Before(stop) {
+			time.Sleep(5 * time.Millisecond)
+		}
+	}
+	s.mu.Lock()
+	for c := range s.conns {
+		c.Close()
+	}
+	s.mu.Unlock()
 	done := make(chan struct{})
 	go func() { s.wg.Wait(); close(done) }()
 	select {
 	case <-done:
-	case <-time.After(grace):
-		s.mu.Lock()
-		for c := range s.conns {
-			c.Close()
-		}
-		s.mu.Unlock()
-		<-done
+	case <-time.After(150 * time.Millisecond):
+		s.Log.Error("connections still being served at exit", zap.Int("events", s.inFlight()))
 	}
 	return nil
+}
+
+// begin counts a request in unless the server is draining.
+func (s *Server) begin() bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.closing {
+		return false
+	}
+	s.busy++
+	return true
+}
+
+func (s *Server) end() {
+	s.mu.Lock()
+	s.busy--
+	s.mu.Unlock()
+}
+
+func (s *Server) inFlight() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.busy
 }
 
 // peer returns the connecting process's credentials (SO_PEERCRED).
@@ -244,9 +296,78 @@ func (s *Server) serveConn(ctx context.Context, c *net.UnixConn) {
 			continue
 		}
 		caller.Client = req.Options.Client
-		s.handle(ctx, req, caller, cw)
+		if !s.begin() {
+			// Draining: say so explicitly. Answering "none", or closing without a word,
+			// would let a guard's event through.
+			f := protocol.ErrorFrame(req.ID, protocol.Errorf(protocol.CodeShuttingDown, "hookd is shutting down; the event was not run"))
+			cw.write(&f)
+			if cw.err != nil {
+				return
+			}
+			continue
+		}
+		s.handleWatched(ctx, c, req, caller, cw)
+		s.end()
 		if cw.err != nil {
 			return
+		}
+	}
+}
+
+// handleWatched handles one request with a context that is cancelled (cause
+// ErrCallerGone) if the caller hangs up before the answer: its hooks are killed and the
+// decision is recorded as not delivered, instead of running on for nobody.
+func (s *Server) handleWatched(ctx context.Context, c *net.UnixConn, req *protocol.Request, caller Caller, cw *connWriter) {
+	if req.Op != "" && req.Op != protocol.OpEvent {
+		s.handle(ctx, req, caller, cw)
+		return
+	}
+	rctx, cancel := context.WithCancelCause(ctx)
+	defer cancel(nil)
+	done := make(chan struct{})
+	var watch sync.WaitGroup
+	watch.Add(1)
+	go func() {
+		defer watch.Done()
+		watchHangup(c, done, func() { cancel(ErrCallerGone) })
+	}()
+	s.handle(rctx, req, caller, cw)
+	close(done)
+	watch.Wait()
+}
+
+// watchHangup polls c for the peer hanging up (POLLHUP; poll does not
+// consume data, so a pipelined next request stays unread) until done is closed.
+func watchHangup(c *net.UnixConn, done <-chan struct{}, gone func()) {
+	raw, err := c.SyscallConn()
+	if err != nil {
+		return
+	}
+	for {
+		select {
+		case <-done:
+			return
+		default:
+		}
+		hung := false
+		cerr := raw.Control(func(fd uintptr) {
+			fds := []unix.PollFd{{Fd: int32(fd), Events: unix.POLLRDHUP}}
+			n, err := unix.Poll(fds, 0)
+			// POLLHUP: the peer closed (a Unix stream socket reports it then); a peer that
+			// only shut down its writing half (POLLRDHUP) still waits for the answer.
+			hung = err == nil && n > 0 && fds[0].Revents&(unix.POLLHUP|unix.POLLERR) != 0
+		})
+		if cerr != nil {
+			return
+		}
+		if hung {
+			gone()
+			return
+		}
+		select {
+		case <-done:
+			return
+		case <-time.After(50 * time.Millisecond):
 		}
 	}
 }

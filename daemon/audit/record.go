@@ -69,9 +69,13 @@ type Record struct {
 	// DecisionVia is "on_failure" when the deny or block is a failed hook turned into
 	// one by its handler's "onFailure": "block", "on_timeout" when hookd's on_timeout:
 	// deny did it; DecisionHook is that hook's id.
-	DecisionVia  string    `json:"decision_via,omitempty"`
-	DecisionHook string    `json:"decision_hook,omitempty"`
-	Reason       string    `json:"reason,omitempty"`
+	DecisionVia  string `json:"decision_via,omitempty"`
+	DecisionHook string `json:"decision_hook,omitempty"`
+	Reason       string `json:"reason,omitempty"`
+	// NotDelivered says why the answer never reached the caller when it did not: the
+	// caller disconnected ("caller_disconnected"), or hookd stopped before the hooks
+	// finished ("shutdown"). The hooks were cancelled; Decision is the fail-closed one.
+	NotDelivered string    `json:"not_delivered,omitempty"`
 	RuleAnswer   *Rule     `json:"rule_answer,omitempty"` // the permission rules' own answer
 	Override     *Override `json:"override,omitempty"`
 	ExitCode     int       `json:"exit_code"`
