@@ -29,8 +29,12 @@ type DaemonConfig struct {
 	// false none. A hook's own "prewarm" wins.
 	Prewarm *bool       `json:"prewarm"`
 	Audit   AuditConfig `json:"audit"`
-	// MaxRequestBytes limits one request line on the socket.
+	// MaxRequestBytes limits one event payload (what hookc reads from stdin; the same
+	// number on both sides). The request line carrying it may be longer — JSON escaping
+	// and the environment — up to protocol.MaxRequestLine(MaxRequestBytes).
 	MaxRequestBytes int `json:"max_request_bytes"`
+	// Limits bound what callers can make the daemon hold (docs/reliability.md).
+	Limits LimitsConfig `json:"limits"`
 	// OutputCapBytes caps what is read from each of a hook's stdout and stderr.
 	OutputCapBytes int `json:"output_cap_bytes"`
 	// Settings are extra settings files, like Claude Code's --settings. Relative paths are
@@ -86,6 +90,20 @@ func (h HarnessesConfig) For(name string) HarnessConfig {
 
 // RulesApply reports whether Claude Code's permission rules apply (the default).
 func (h HarnessConfig) RulesApply() bool { return h.PermissionRules == nil || *h.PermissionRules }
+
+// LimitsConfig bounds the daemon's resources per caller and in total.
+type LimitsConfig struct {
+	// MaxConnectionsPerUID: open connections one uid may hold; more are answered with a
+	// "busy" error frame and closed.
+	MaxConnectionsPerUID int `json:"max_connections_per_uid"`
+	// RequestReadTimeoutMS: a connection must deliver each complete request line within
+	// this long of being ready for it (after connecting or the previous answer); an idle
+	// or half-sent connection is then closed.
+	RequestReadTimeoutMS int `json:"request_read_timeout_ms"`
+	// MaxInFlightRequestBytes: request bytes held across all connections at once;
+	// a request that would exceed it is answered "busy" and its connection closed.
+	MaxInFlightRequestBytes int `json:"max_inflight_request_bytes"`
+}
 
 // AuditConfig configures the decision log.
 type AuditConfig struct {
@@ -258,6 +276,9 @@ func (c *DaemonConfig) validate(path string, sd *strictDecoder) error {
 	for field, v := range map[string]int{
 		"audit.max_size_mb": c.Audit.MaxSizeMB, "audit.max_field_bytes": c.Audit.MaxFieldBytes,
 		"max_request_bytes": c.MaxRequestBytes, "output_cap_bytes": c.OutputCapBytes,
+		"limits.max_connections_per_uid":    c.Limits.MaxConnectionsPerUID,
+		"limits.request_read_timeout_ms":    c.Limits.RequestReadTimeoutMS,
+		"limits.max_inflight_request_bytes": c.Limits.MaxInFlightRequestBytes,
 	} {
 		if v <= 0 {
 			return bad(field, "must be positive (found %d)", v)

@@ -115,7 +115,10 @@ func New(ctx context.Context, o Options) (*Daemon, error) {
 	if o.Socket == "" {
 		return d, nil
 	}
-	d.server = &Server{Engine: d.engine, Log: o.Logger.Named("server"), MaxRequestBytes: o.Config.MaxRequestBytes}
+	lim := o.Config.Limits
+	d.server = &Server{Engine: d.engine, Log: o.Logger.Named("server"), MaxRequestBytes: o.Config.MaxRequestBytes,
+		MaxConnsPerUID: lim.MaxConnectionsPerUID, ReadTimeout: time.Duration(lim.RequestReadTimeoutMS) * time.Millisecond,
+		MaxInFlightBytes: int64(lim.MaxInFlightRequestBytes)}
 	if err := d.server.Listen(o.Socket); err != nil {
 		d.Close()
 		return nil, err

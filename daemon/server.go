@@ -10,6 +10,7 @@ import (
 	"net"
 	"os"
 	"path/filepath"
+	"runtime/debug"
 	"sync"
 	"syscall"
 	"time"
@@ -36,6 +37,15 @@ type Server struct {
 	Status func() protocol.Status
 	// AllowUIDs are served besides the daemon's own uid and root (tests use none).
 	AllowUIDs []int
+	// Limits (configs.LimitsConfig); zero values mean no limit.
+	MaxConnsPerUID   int
+	ReadTimeout      time.Duration // for each complete request line
+	MaxInFlightBytes int64         // request bytes held across all connections
+
+	perUID        map[int]int
+	slots         chan struct{} // large-request slots (largeRequest)
+	inFlightBytes int64
+	lastFree      time.Time
 
 	ln      *net.UnixListener
 	path    string
@@ -109,6 +119,15 @@ func (s *Server) Serve(ctx context.Context, grace time.Duration) error {
 	if s.MaxRequestBytes <= 0 {
 		s.MaxRequestBytes = protocol.DefaultMaxRequestBytes
 	}
+	// Large requests are read a few at a time: as many as fit the budget twice over at
+	// the payload limit (at least one).
+	nslots := 1
+	if s.MaxInFlightBytes > 0 {
+		nslots = max(1, int(s.MaxInFlightBytes/int64(2*s.MaxRequestBytes)))
+	} else {
+		nslots = 1 << 16
+	}
+	s.slots = make(chan struct{}, nslots)
 	// Requests run on hard, not ctx: a stop signal must not cancel hooks in flight.
 	hard, kill := context.WithCancelCause(context.Background())
 	defer kill(nil)
@@ -271,20 +290,52 @@ func (s *Server) serveConn(ctx context.Context, c *net.UnixConn) {
 			Error: protocol.Errorf(protocol.CodeForbidden, "uid %d may not use this daemon (it serves uid %d and root)", caller.UID, os.Getuid())})
 		return
 	}
-	lr := protocol.NewLineReader(c, s.MaxRequestBytes)
+	if !s.addConn(caller.UID) {
+		s.Log.Warn("connection refused: too many connections for this uid", zap.Int("uid", caller.UID), zap.Int("pid", caller.PID), zap.Int("limit", s.MaxConnsPerUID))
+		cw.write(&protocol.Frame{Type: protocol.FrameError, V: protocol.Version,
+			Error: protocol.Errorf(protocol.CodeBusy, "uid %d already holds %d connections (limits.max_connections_per_uid)", caller.UID, s.MaxConnsPerUID)})
+		return
+	}
+	defer s.dropConn(caller.UID)
+	br := &budgetReader{r: c, s: s}
+	defer br.release()
+	lr := protocol.NewLineReader(br, protocol.MaxRequestLine(s.MaxRequestBytes))
 	for {
+		br.release()
+		if s.ReadTimeout > 0 {
+			_ = c.SetReadDeadline(time.Now().Add(s.ReadTimeout))
+		}
 		line, err := lr.ReadLine()
 		if err != nil {
-			if errors.Is(err, protocol.ErrLineTooLong) {
+			switch {
+			case errors.Is(err, protocol.ErrLineTooLong):
 				cw.write(&protocol.Frame{Type: protocol.FrameError, V: protocol.Version,
-					Error: protocol.Errorf(protocol.CodeTooLarge, "request exceeds the %d-byte limit", s.MaxRequestBytes)})
+					Error: protocol.Errorf(protocol.CodeTooLarge, "request line exceeds the %d-byte limit", protocol.MaxRequestLine(s.MaxRequestBytes))})
 				continue
-			}
-			if !errors.Is(err, io.EOF) && !errors.Is(err, net.ErrClosed) {
+			case errors.Is(err, errBudget):
+				s.Log.Warn("request refused: request bytes in flight at the limit", zap.Int("pid", caller.PID), zap.Int64("limit", s.MaxInFlightBytes))
+				cw.write(&protocol.Frame{Type: protocol.FrameError, V: protocol.Version,
+					Error: protocol.Errorf(protocol.CodeBusy, "hookd is holding %d bytes of requests (limits.max_inflight_request_bytes); try again", s.MaxInFlightBytes)})
+				// Let the caller finish sending (discarded, uncharged) so that closing does
+				// not reset the connection and lose the error frame it is about to read.
+				br.release()
+				_ = c.CloseWrite()
+				_ = c.SetReadDeadline(time.Now().Add(2 * time.Second))
+				_, _ = io.Copy(io.Discard, c)
+				return
+			case errors.Is(err, os.ErrDeadlineExceeded):
+				if br.charged > 0 {
+					s.Log.Warn("half-sent request timed out; closing the connection", zap.Int("pid", caller.PID), zap.Int64("bytes", br.charged), zap.Duration("timeout", s.ReadTimeout))
+					cw.write(&protocol.Frame{Type: protocol.FrameError, V: protocol.Version,
+						Error: protocol.Errorf(protocol.CodeBadRequest, "request line not completed within %v (limits.request_read_timeout_ms)", s.ReadTimeout)})
+				}
+				return
+			case !errors.Is(err, io.EOF) && !errors.Is(err, net.ErrClosed):
 				s.Log.Debug("connection read failed", zap.Error(err))
 			}
 			return
 		}
+		_ = c.SetReadDeadline(time.Time{})
 		if len(line) == 0 {
 			continue
 		}
@@ -292,6 +343,12 @@ func (s *Server) serveConn(ctx context.Context, c *net.UnixConn) {
 		if err != nil {
 			s.Log.Warn("malformed request", zap.Error(err), zap.Int("pid", caller.PID))
 			f := protocol.ErrorFrame("", err)
+			cw.write(&f)
+			continue
+		}
+		if len(req.Event) > s.MaxRequestBytes {
+			// The payload's own size, as hookc counts it: its escaping does not count.
+			f := protocol.ErrorFrame(req.ID, protocol.Errorf(protocol.CodeTooLarge, "event payload is %d bytes; the limit is %d (max_request_bytes)", len(req.Event), s.MaxRequestBytes))
 			cw.write(&f)
 			continue
 		}
@@ -311,6 +368,113 @@ func (s *Server) serveConn(ctx context.Context, c *net.UnixConn) {
 		if cw.err != nil {
 			return
 		}
+	}
+}
+
+// errBudget: the request bytes in flight across connections reached MaxInFlightBytes.
+var errBudget = errors.New("request bytes in flight at the limit")
+
+// budgetReader charges what a connection reads against the server's in-flight budget
+// until release (after the request it held is answered).
+type budgetReader struct {
+	r       io.Reader
+	s       *Server
+	charged int64
+	slot    bool // holds a large-request slot
+}
+
+// largeRequest is where a request stops being small: past it, a connection needs one
+// of the server's large-request slots to read on. Without slots, many large requests
+// arriving at once would each hold part of the budget and all starve; with them, a few
+// are read to the end and answered while the rest wait (up to the read timeout, then
+// "busy").
+const largeRequest = 64 << 10
+
+func (b *budgetReader) Read(p []byte) (int, error) {
+	if b.charged >= largeRequest && !b.slot {
+		if !b.s.acquireSlot() {
+			return 0, errBudget
+		}
+		b.slot = true
+	}
+	n, err := b.r.Read(p)
+	if n > 0 {
+		if !b.s.charge(int64(n)) {
+			return 0, errBudget
+		}
+		b.charged += int64(n)
+	}
+	return n, err
+}
+
+// release returns the charged bytes; after a large request it also hands the freed heap
+// back to the OS (at most once a second), so memory goes down when the burst ends.
+func (b *budgetReader) release() {
+	if b.slot {
+		<-b.s.slots
+		b.slot = false
+	}
+	if b.charged == 0 {
+		return
+	}
+	big := b.charged >= 1<<20
+	b.s.mu.Lock()
+	b.s.inFlightBytes -= b.charged
+	free := big && b.s.inFlightBytes == 0 && time.Since(b.s.lastFree) > time.Second
+	if free {
+		b.s.lastFree = time.Now()
+	}
+	b.s.mu.Unlock()
+	b.charged = 0
+	if free {
+		go debug.FreeOSMemory()
+	}
+}
+
+// acquireSlot waits for a large-request slot, up to the read timeout (5 s without one).
+func (s *Server) acquireSlot() bool {
+	wait := s.ReadTimeout
+	if wait <= 0 {
+		wait = 5 * time.Second
+	}
+	t := time.NewTimer(wait)
+	defer t.Stop()
+	select {
+	case s.slots <- struct{}{}:
+		return true
+	case <-t.C:
+		return false
+	}
+}
+
+func (s *Server) charge(n int64) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.MaxInFlightBytes > 0 && s.inFlightBytes+n > s.MaxInFlightBytes {
+		return false
+	}
+	s.inFlightBytes += n
+	return true
+}
+
+func (s *Server) addConn(uid int) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.perUID == nil {
+		s.perUID = map[int]int{}
+	}
+	if s.MaxConnsPerUID > 0 && s.perUID[uid] >= s.MaxConnsPerUID {
+		return false
+	}
+	s.perUID[uid]++
+	return true
+}
+
+func (s *Server) dropConn(uid int) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.perUID[uid]--; s.perUID[uid] <= 0 {
+		delete(s.perUID, uid)
 	}
 }
 

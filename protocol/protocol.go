@@ -9,9 +9,17 @@ import (
 // Version is the protocol version this package speaks.
 const Version = 1
 
-// DefaultMaxRequestBytes is the default limit on one request line. Write tool inputs can
+// DefaultMaxRequestBytes is the default limit on one event payload — what hookc reads
+// from stdin, and what the daemon accepts as a request's event. Write tool inputs can
 // carry whole files, so the limit is generous; a daemon may be configured lower or higher.
 const DefaultMaxRequestBytes = 16 << 20
+
+// MaxRequestLine is the longest request line that can carry a payload of maxPayload
+// bytes: hookc sends the payload as a JSON string, where a character may take up to six
+// bytes (\u003c), and adds its environment (1 MiB allowed). The daemon limits the line
+// to this and the payload to maxPayload, so a payload hookc accepts is never refused as
+// too large because of its escaping (a 9 MiB quote-heavy Write used to be).
+func MaxRequestLine(maxPayload int) int { return 6*maxPayload + 1<<20 }
 
 // Ops a request can carry.
 const (
@@ -249,6 +257,7 @@ const (
 	CodeForbidden          = "forbidden"
 	CodeAuditFailed        = "audit_failed"
 	CodeShuttingDown       = "shutting_down"
+	CodeBusy               = "busy" // a resource limit (connections per uid, request bytes in flight) was reached
 	CodeInternal           = "internal"
 )
 

@@ -246,3 +246,16 @@ func TestEventTextPreservesBytes(t *testing.T) {
 		}
 	}
 }
+
+// The fail-closed answer of a permission event carries its decision (it was null).
+func TestFailClosedPermission(t *testing.T) {
+	for _, ev := range []string{"PreToolUse", "PermissionRequest"} {
+		r := FailClosed(ev, "audit failed")
+		if r.Permission == nil || r.Permission.Decision != "deny" || r.Permission.Reason != "audit failed" {
+			t.Errorf("%s: permission %+v", ev, r.Permission)
+		}
+	}
+	if r := FailClosed("Stop", "x"); r.Permission != nil || r.Block == nil {
+		t.Errorf("Stop: %+v", r)
+	}
+}

@@ -28,6 +28,12 @@ func (r *Result) Render(stdout, stderr io.Writer) int {
 // gets an explicit JSON deny.
 func FailClosed(event, reason string) *Result {
 	r := &Result{Event: event, ExitCode: 2, Stderr: reason + "\n", Block: &Block{Reason: reason}}
+	switch event {
+	case "PreToolUse", "PermissionRequest":
+		// A permission event's answer carries its decision; without it a consumer of the
+		// result (and the decision log) sees "permission": null — no decision at all.
+		r.Permission = &Permission{Decision: "deny", Reason: reason, Source: "hookd"}
+	}
 	if event == "PermissionRequest" {
 		out := map[string]any{"hookSpecificOutput": map[string]any{
 			"hookEventName": "PermissionRequest",

@@ -141,7 +141,7 @@ func TestFaultStopGraceEnds(t *testing.T) {
 	}
 	recs := auditLines(t, e)
 	last := recs[len(recs)-1]
-	if last["decision"] != "block" || last["not_delivered"] != "shutdown" {
+	if last["decision"] != "deny" || last["not_delivered"] != "shutdown" {
 		t.Fatalf("audit record: decision %v not_delivered %v", last["decision"], last["not_delivered"])
 	}
 }
@@ -176,4 +176,16 @@ func TestFaultCallerDisconnectCancelsHooks(t *testing.T) {
 		recs := auditLines(t, e)
 		return len(recs) > 0 && recs[len(recs)-1]["not_delivered"] == "caller_disconnected"
 	})
+}
+
+// Defect 8 (part): with the daemon down and the fallback binary missing, hookc's
+// fail-closed answer had an empty reason ("…the in-process fallback failed: ").
+func TestFaultMissingFallbackHasReason(t *testing.T) {
+	e := NewEnv(t)
+	e.extraEnv = []string{"HOOKD_BIN=" + filepath.Join(e.Root, "no-such-hookd")}
+	r := e.Hookc(bashPayload(e, "rm -rf /"))
+	reason := strings.TrimSpace(r.Stderr)
+	if r.Code != 2 || strings.HasSuffix(reason, ":") || !strings.Contains(reason, "no-such-hookd") {
+		t.Fatalf("missing fallback: exit %d, reason %q", r.Code, reason)
+	}
 }

@@ -33,6 +33,12 @@ import (
 	"github.com/hookd/hookd/protocol"
 )
 
+// defaultTimeout is below Claude Code's default command-hook timeout (600 s): when
+// Claude Code times a hook out, the tool runs; when hookc gives up first, it answers
+// fail-closed. A daemon that accepts but never answers (at its fd limit, wedged) must
+// not turn into an allow.
+const defaultTimeout = 590 * time.Second
+
 func main() {
 	os.Exit(run(os.Args[1:], os.Stdin, os.Stdout, os.Stderr))
 }
@@ -54,7 +60,7 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	fs.StringVar(&o.socket, "socket", protocol.DefaultSocketPath(), "daemon socket path (env "+protocol.EnvSocket+")")
 	fs.BoolVar(&o.stream, "stream", false, "print every frame as a JSON line instead of the hook output")
 	fs.StringVar(&o.projectDir, "project-dir", os.Getenv("CLAUDE_PROJECT_DIR"), "project directory (default $CLAUDE_PROJECT_DIR)")
-	fs.DurationVar(&o.timeout, "timeout", 0, "give up on the daemon after this long (0: no limit; the harness's hook timeout applies)")
+	fs.DurationVar(&o.timeout, "timeout", defaultTimeout, "give up on the daemon after this long and fail closed (0: no limit); the installed forwarder passes its hook timeout minus a margin")
 	fs.BoolVar(&o.fallback, "fallback", true, "when the daemon is unreachable, run the event in-process with `hookd run`")
 	fs.StringVar(&o.harness, "harness", os.Getenv("HOOKD_HARNESS"), "the agent running this forwarder: claude-code, codex or gemini (default: detected from the payload; env HOOKD_HARNESS)")
 	fs.BoolVar(&o.debug, "debug", os.Getenv("HOOKC_DEBUG") != "", "print the decision id and timings on stderr (env HOOKC_DEBUG)")
@@ -170,7 +176,7 @@ func inProcess(ctx context.Context, payload []byte, o options, stdout, stderr io
 	cmd.Stdin = bytes.NewReader(payload)
 	var out, errb bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &errb
-	_ = cmd.Run() // the exit code is the rendered one; the result frame is what counts
+	runErr := cmd.Run() // the exit code is the rendered one; the result frame is what counts
 	lr := protocol.NewLineReader(&out, 0)
 	var res *protocol.Result
 	for {
@@ -193,6 +199,14 @@ func inProcess(ctx context.Context, payload []byte, o options, stdout, stderr io
 		msg := bytes.TrimSpace(errb.Bytes())
 		if len(msg) > 2000 {
 			msg = msg[len(msg)-2000:]
+		}
+		if len(msg) == 0 {
+			// Nothing on stderr (it could not even start, or died by a signal): the
+			// reason is how it ended, never an empty string.
+			msg = []byte(fmt.Sprintf("%s: %v", bin, runErr))
+			if runErr == nil {
+				msg = []byte(bin + ": exited without a result")
+			}
 		}
 		return failClosed(stdout, stderr, payload, fmt.Sprintf("hookc: hookd is unreachable and the in-process fallback failed: %s", msg))
 	}
