@@ -13,7 +13,7 @@ BENCHTIME ?= 1x
 UNIT_TIMEOUT ?= 15m
 SOAK_TIMEOUT ?= 40m
 
-.PHONY: help build run test unit conformance e2e pin-claude soak fleet bench fuzz lint clean
+.PHONY: help build run test unit conformance e2e pin-claude soak faults fleet bench fuzz lint clean
 
 help: ## list targets
 	@awk 'BEGIN{FS=":.*## "} /^[a-z][a-z0-9-]*:.*## /{printf "  %-11s %s\n", $$1, $$2}' $(MAKEFILE_LIST)
@@ -29,6 +29,10 @@ test: lint unit conformance e2e ## what CI runs first: lint, every test with -ra
 
 unit: ## go test -race ./... (UNIT_TIMEOUT per package; soak tests skip, saying so)
 	$(GO) test -race -count=1 -timeout $(UNIT_TIMEOUT) ./...
+
+faults: ## the fault suite (issue 13; docs/reliability.md): every fault case end to end with its figures (also part of make unit)
+	@out=$$(mktemp); status=0; $(GO) test -count=1 -run 'TestFault' -v -timeout 20m ./test/ > $$out 2>&1 || status=$$?; \
+	grep -E '^(--- |    faults_|ok|FAIL|PASS)' $$out; [ $$status = 0 ] || cat $$out; rm -f $$out; exit $$status
 
 soak: ## long soak tests (Test...Soak, 10,000 events and the like; minutes); CI runs it after make test
 	HOOKD_SOAK=1 $(GO) test -race -count=1 -run 'Soak$$' -timeout $(SOAK_TIMEOUT) ./...

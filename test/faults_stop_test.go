@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -103,6 +104,14 @@ func TestFaultStopInFlightGetsGrace(t *testing.T) {
 	res, _ := e.startHookc(t, bashPayload(e, "rm -rf /"))
 	e.guardPID(t)
 	exited := e.sigterm(t)
+	// The drain has begun once the socket no longer accepts.
+	Eventually(t, 10*time.Second, "the daemon to stop accepting", func() bool {
+		c, err := net.Dial("unix", e.Socket)
+		if err == nil {
+			c.Close()
+		}
+		return err != nil
+	})
 	// During the drain, an event on the kept connection gets an explicit error.
 	_, err = kept.Do(context.Background(), &protocol.Request{Event: json.RawMessage(bashPayload(e, "rm -rf /")), ProjectDir: e.Project}, nil)
 	var perr *protocol.Error
