@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/hookd/hookd/protocol"
 )
@@ -154,5 +155,34 @@ func TestOnFailureBlock(t *testing.T) {
 		if !strings.Contains(q.Stdout, "#PreToolUse[0].hooks[0]") {
 			t.Errorf("query output does not name the failed hook:\n%s", q.Stdout)
 		}
+	})
+}
+
+// TestUnknownHandlerFieldFinding: a handler field hookd does not know is an error-level
+// finding in `hookd validate` (exit 1), `hookd status` and the daemon's load log, naming
+// file and field; the hook still runs.
+func TestUnknownHandlerFieldFinding(t *testing.T) {
+	e := NewEnv(t)
+	guard := e.Script("guard.sh", `cat >/dev/null; printf '{"hookSpecificOutput":{"hookEventName":"PreToolUse","permissionDecision":"deny","permissionDecisionReason":"still runs"}}'`)
+	e.WriteSettings("project", `{"hooks":{"PreToolUse":[{"matcher":"Bash","hooks":[{"type":"command","command":"`+guard+`","failMode":"closed"}]}]}}`)
+	field := "hooks.PreToolUse[0].hooks[0].failMode"
+	settings := e.SettingsPath("project")
+
+	v := e.Hookd("", "validate")
+	if v.Code != 1 || !strings.Contains(v.Stdout, "  error: "+settings+": "+field+": unknown handler field") || !strings.Contains(v.Stderr, "error-level finding") {
+		t.Fatalf("validate: exit %d\n%s%s", v.Code, v.Stdout, v.Stderr)
+	}
+
+	e.Start()
+	if h := hso(t, e.Hookc(bashPayload(e, "echo hi"))); h["permissionDecision"] != "deny" || h["permissionDecisionReason"] != "still runs" {
+		t.Fatalf("the hook with an unknown field did not run: %v", h)
+	}
+	st := e.Hookd("", "status")
+	if !strings.Contains(st.Stdout, "ERROR finding: "+settings+": "+field) {
+		t.Errorf("status does not show the finding:\n%s", st.Stdout)
+	}
+	Eventually(t, 10*time.Second, "the load log names the finding", func() bool {
+		logs := e.Logs()
+		return strings.Contains(logs, "settings finding") && strings.Contains(logs, field)
 	})
 }
