@@ -81,3 +81,29 @@ func BenchmarkParse(b *testing.B) {
 		}
 	}
 }
+
+// compound2KB is a ~2 KB compound command of the kind an agent writes: a
+// build script with loops, conditionals, pipelines, substitutions, wrappers
+// and redirections. Issue 10 asks that evaluating it stay under 1 ms.
+var compound2KB = func() string {
+	var b []byte
+	step := `cd "$ROOT/web" && NODE_ENV=test timeout 60 npm test -- --watch=false 2>&1 | grep -v WARN | tee -a build.log; ` +
+		`for f in $(git diff --name-only HEAD~1 -- '*.go'); do if [ -f "$f" ]; then gofmt -l "$f" >> fmt.txt; fi; done; ` +
+		`test -s fmt.txt || echo "clean: $(date +%s)" > /dev/null; nice -n 10 go vet ./... && go test -count=1 ./pkg/...; `
+	for len(b) < 2048 {
+		b = append(b, step...)
+	}
+	return string(b) + "echo done"
+}()
+
+func BenchmarkEvaluateBash2KB(b *testing.B) {
+	s := benchSet(b)
+	c := Call{Tool: "Bash", Input: map[string]any{"command": compound2KB}, Cwd: "/proj", Home: "/home/u"}
+	b.SetBytes(int64(len(compound2KB)))
+	b.ReportAllocs()
+	for b.Loop() {
+		if s.Evaluate(c).Decision != None {
+			b.Fatal("unexpected decision") // cd, for, npm… are not all allowed
+		}
+	}
+}
