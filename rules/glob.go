@@ -100,3 +100,71 @@ func matchParts(parts []string, s string) bool {
 	}
 	return true
 }
+
+// matchHoles reports whether some text could match g once every hole
+// (\x00, text unknown until run time) in s is filled in: whether the two
+// star patterns intersect. It is the classic two-pattern walk: a star on
+// either side may stand for any run of the other side, a hole included.
+func (g *starGlob) matchHoles(s string) bool {
+	if g == nil {
+		return false
+	}
+	if intersects(g.parts, s) {
+		return true
+	}
+	return g.bare != nil && intersects(g.bare.parts, s)
+}
+
+func intersects(parts []string, s string) bool {
+	// Tokens of the pattern: bytes, with -1 for a star.
+	var p []int
+	for i, part := range parts {
+		if i > 0 {
+			p = append(p, -1)
+		}
+		for j := 0; j < len(part); j++ {
+			p = append(p, int(part[j]))
+		}
+	}
+	n, m := len(p), len(s)
+	// reach[j]: pattern prefix i can meet subject prefix j.
+	reach := make([]bool, m+1)
+	next := make([]bool, m+1)
+	reach[0] = true
+	// Close row 0 over holes in s (a hole may be empty).
+	for j := 0; j < m; j++ {
+		if reach[j] && s[j] == hole {
+			reach[j+1] = true
+		}
+	}
+	for i := 0; i < n; i++ {
+		clear(next)
+		for j := 0; j <= m; j++ {
+			if !reach[j] {
+				continue
+			}
+			switch {
+			case p[i] == -1:
+				// The star may be empty, or eat s[j:k] for any k.
+				for k := j; k <= m; k++ {
+					next[k] = true
+				}
+			case j < m && s[j] == hole:
+				// The hole produces p[i] and may go on (stays at j), or ends
+				// after it (j+1).
+				next[j] = true
+				next[j+1] = true
+			case j < m && int(s[j]) == p[i]:
+				next[j+1] = true
+			}
+		}
+		// A hole may be empty: close over holes.
+		for j := 0; j < m; j++ {
+			if next[j] && s[j] == hole {
+				next[j+1] = true
+			}
+		}
+		reach, next = next, reach
+	}
+	return reach[m]
+}

@@ -16,6 +16,7 @@ type evalCtx struct {
 
 	bash *bashAnalysis
 	ps   *psAnalysis
+	hit  bashHit // what the last matching Bash rule matched
 
 	pathDone bool
 	file     string
@@ -138,12 +139,15 @@ func (r *Rule) match(x *evalCtx, l List) (matched, failClosed bool) {
 		}
 		if a.err != nil {
 			// Deny/ask fail closed; `if` fails open (spec §2.1). Both: match.
+			x.hit = bashHit{command: a.full, unresolved: "the command does not parse: " + a.err.Error()}
 			return true, l != ifList
 		}
 		if l == ifList && r.namesMore && a.expand {
 			return true, false // spec §2.1: can't tell, so run the hook
 		}
-		return a.matchAny(r.glob), false
+		ok, hit := a.matchAny(r.glob)
+		x.hit = hit
+		return ok, ok && hit.unresolved != "" && l != ifList
 
 	case specPowerShell:
 		if x.ps == nil {

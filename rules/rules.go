@@ -76,9 +76,16 @@ type Match struct {
 	Decision Decision
 	Rule     *Rule
 	// FailClosed is set when the rule matched only because the input could
-	// not be analysed (an unparseable Bash command, an unparseable WebFetch
-	// URL): deny and ask rules fail closed. Useful in the audit log.
+	// not be analysed (an unparseable Bash command, a command name or inner
+	// script that is not a literal, an unparseable WebFetch URL): deny and
+	// ask rules fail closed. Useful in the audit log.
 	FailClosed bool
+	// Command is, for a Bash deny or ask match, the simple command the rule
+	// matched ("rm -rf x", as resolved; as written when it holds unknowns).
+	Command string
+	// Unresolved says, for a fail-closed match, what could not be resolved
+	// ("command name is not a literal: `$x`").
+	Unresolved string
 }
 
 // Set is an immutable, pooled collection of rules from every settings
@@ -142,12 +149,12 @@ func (s *Set) Evaluate(c Call) Match {
 	x := newEvalCtx(&c)
 	for _, r := range s.deny {
 		if ok, fc := r.match(x, Deny); ok {
-			return Match{Decision: DecisionDeny, Rule: r, FailClosed: fc}
+			return x.matched(DecisionDeny, r, fc)
 		}
 	}
 	for _, r := range s.ask {
 		if ok, fc := r.match(x, Ask); ok {
-			return Match{Decision: DecisionAsk, Rule: r, FailClosed: fc}
+			return x.matched(DecisionAsk, r, fc)
 		}
 	}
 	if c.Tool == "Bash" {
@@ -162,6 +169,18 @@ func (s *Set) Evaluate(c Call) Match {
 		}
 	}
 	return Match{}
+}
+
+// matched builds the Match for a deny or ask rule, with what it matched.
+func (x *evalCtx) matched(d Decision, r *Rule, failClosed bool) Match {
+	m := Match{Decision: d, Rule: r, FailClosed: failClosed}
+	if x.c.Tool == "Bash" && r.spec == specBash {
+		m.Command = x.hit.command
+		if failClosed {
+			m.Unresolved = x.hit.unresolved
+		}
+	}
+	return m
 }
 
 // Resolution is a merged hook decision resolved against the rules.

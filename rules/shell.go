@@ -2,681 +2,489 @@ package rules
 
 import (
 	"errors"
+	"fmt"
+	"path"
 	"strings"
+	"sync"
+
+	"mvdan.cc/sh/v3/syntax"
 )
 
-// This file is a small, purpose-built lexer for POSIX/bash command lines. It
-// does not evaluate anything: it finds the simple commands a line would run
-// (including the ones inside $(…), backticks, <(…) and subshells), their
-// words as written, and their redirections. Anything it does not understand
-// is an error, and callers turn errors into fail-closed (deny/ask) or
-// fail-open (`if`) answers — see doc.go.
+// This file turns Bash source into syntax trees with mvdan.cc/sh/v3/syntax
+// (the parser behind shfmt, bash dialect) and evaluates words statically:
+// quote removal, $'…' decoding, brace expansion, and parameter expansion of
+// variables whose value an assignment in the same script makes known. What
+// cannot be known statically — a command substitution, a variable from the
+// environment, a glob — becomes a hole: a placeholder that matches any text
+// (see starGlob.matchHoles). bash.go decides what the holes cost.
 
-// maxShellDepth bounds nesting of $(…), backticks and subshells so that a
-// hostile command cannot exhaust the stack.
-const maxShellDepth = 64
+// hole stands for text that cannot be known without running the shell. A
+// NUL byte cannot occur in a shell word, so it never collides with real text.
+const hole = '\x00'
+
+const holeStr = "\x00"
 
 // maxShellLen bounds the input we analyse. Longer commands are reported as
 // unparseable (deny/ask rules then fail closed).
 const maxShellLen = 1 << 20
 
+// maxNesting bounds bracket nesting before the parser sees the input: the
+// parser is recursive and slows down sharply on pathological nesting.
+const maxNesting = 256
+
+// maxCandidates bounds the values one word may take (x=a or x=b …); beyond
+// it the word becomes a hole.
+const maxCandidates = 8
+
 var (
-	errUnterminatedSingle = errors.New("unterminated single quote")
-	errUnterminatedDouble = errors.New("unterminated double quote")
-	errUnterminatedBack   = errors.New("unterminated backquote")
-	errUnterminatedSubst  = errors.New("unterminated $( or (")
-	errUnterminatedBrace  = errors.New("unterminated ${")
-	errUnexpectedParen    = errors.New("unexpected )")
-	errUnexpectedOpen     = errors.New("unexpected (")
-	errTrailingBackslash  = errors.New("trailing backslash")
-	errMissingTarget      = errors.New("redirection without a target")
-	errTooDeep            = errors.New("nesting too deep")
-	errTooLong            = errors.New("command too long")
+	errTooLong = errors.New("command too long")
+	errTooDeep = errors.New("nesting too deep")
 )
 
-// shWord is one word as written in the source.
-type shWord struct {
-	raw    string // exact source text, quotes and escapes included
-	expand bool   // contains $…, `…`, $(…) or <(…): its value is not known statically
-	quoted bool   // contains quotes or backslashes
-}
+var parserPool = sync.Pool{New: func() any {
+	return syntax.NewParser(syntax.Variant(syntax.LangBash), syntax.KeepComments(false))
+}}
 
-// shRedir is one redirection.
-type shRedir struct {
-	fd     string // explicit fd digits before the operator, "" if none
-	op     string // ">", ">>", ">|", ">&", "&>", "&>>", "<", "<<", "<<-", "<<<", "<&", "<>"
-	target shWord
-}
-
-// shCmd is one simple command: its words and redirections.
-type shCmd struct {
-	words   []shWord
-	redirs  []shRedir
-	funcDef bool // followed by "()": a function definition header, not a command
-}
-
-type heredoc struct {
-	delim     string
-	quoted    bool // delimiter was quoted: the body is literal
-	stripTabs bool // <<-
-}
-
-// shParser holds the lexer state. Sub-parsers (backtick bodies) share cmds.
-type shParser struct {
-	src      string
-	pos      int
-	depth    int
-	cmds     *[]shCmd
-	cur      int // index in *cmds of the command being built, -1 if none
-	heredocs []heredoc
-	expand   bool // any expansion seen anywhere
-}
-
-// parseShell lexes src into simple commands, outer commands before the
-// commands nested in them.
-func parseShell(src string) (cmds []shCmd, expand bool, err error) {
+// parseBash parses src as a Bash script. The error says why it does not
+// parse; callers fail closed on it (deny/ask) or open (`if`).
+func parseBash(src string) (*syntax.File, error) {
 	if len(src) > maxShellLen {
-		return nil, false, errTooLong
+		return nil, errTooLong
 	}
-	p := &shParser{src: src, cmds: &cmds, cur: -1}
-	if err := p.list(0); err != nil {
-		return nil, false, err
+	if nestingDepth(src) > maxNesting {
+		return nil, errTooDeep
 	}
-	return cmds, p.expand, nil
-}
-
-func (p *shParser) peek(off int) byte {
-	if p.pos+off < len(p.src) {
-		return p.src[p.pos+off]
-	}
-	return 0
-}
-
-// command returns the command being built, starting one if needed.
-func (p *shParser) command() *shCmd {
-	if p.cur < 0 {
-		*p.cmds = append(*p.cmds, shCmd{})
-		p.cur = len(*p.cmds) - 1
-	}
-	return &(*p.cmds)[p.cur]
-}
-
-// end finishes the current simple command (at an operator or newline).
-func (p *shParser) end() { p.cur = -1 }
-
-// hasWords reports whether the current command already has words.
-func (p *shParser) hasWords() bool {
-	return p.cur >= 0 && len((*p.cmds)[p.cur].words) > 0
-}
-
-// list parses a command list until EOF (close == 0) or the matching close
-// paren (close == ')'), which it consumes.
-func (p *shParser) list(close byte) error {
-	for {
-		if p.pos >= len(p.src) {
-			p.end()
-			if close != 0 {
-				return errUnterminatedSubst
-			}
-			return nil
-		}
-		c := p.src[p.pos]
-		switch {
-		case c == ' ' || c == '\t' || c == '\r':
-			p.pos++
-		case c == '\\' && p.peek(1) == '\n':
-			p.pos += 2 // line continuation
-		case c == '\n':
-			p.end()
-			p.pos++
-			if err := p.readHeredocs(); err != nil {
-				return err
-			}
-		case c == '#':
-			// Between words a '#' starts a comment up to the newline.
-			for p.pos < len(p.src) && p.src[p.pos] != '\n' {
-				p.pos++
-			}
-		case c == ';':
-			p.end()
-			p.pos++
-			for p.pos < len(p.src) && (p.src[p.pos] == ';' || p.src[p.pos] == '&') {
-				p.pos++ // ;; ;& ;;& (case terminators)
-			}
-		case c == '&':
-			switch p.peek(1) {
-			case '&':
-				p.end()
-				p.pos += 2
-			case '>':
-				if err := p.redirect(""); err != nil {
-					return err
-				}
-			default:
-				p.end()
-				p.pos++
-			}
-		case c == '|':
-			p.end()
-			if n := p.peek(1); n == '|' || n == '&' {
-				p.pos += 2
-			} else {
-				p.pos++
-			}
-		case c == ')':
-			if close != ')' {
-				return errUnexpectedParen
-			}
-			p.end()
-			p.pos++
-			return nil
-		case c == '(':
-			if err := p.openParen(); err != nil {
-				return err
-			}
-		case (c == '<' || c == '>') && p.peek(1) != '(':
-			if err := p.redirect(""); err != nil {
-				return err
-			}
-		default:
-			start := p.pos
-			p.command() // reserve the slot so this command precedes its $(…) commands
-			idx := p.cur
-			w, err := p.word()
-			if err != nil {
-				return err
-			}
-			if p.pos == start { // cannot happen for well-formed input; never loop
-				return errUnexpectedOpen
-			}
-			// "2>file": an all-digit word glued to a redirection is its fd.
-			if n := p.peek(0); (n == '<' || n == '>') && p.peek(1) != '(' && isDigits(w.raw) && p.pos > start {
-				if err := p.redirect(w.raw); err != nil {
-					return err
-				}
-				continue
-			}
-			cmd := &(*p.cmds)[idx]
-			cmd.words = append(cmd.words, w)
-		}
-	}
-}
-
-// openParen handles '(' between words: a subshell at command start, an
-// arithmetic command "((…))", "for ((…))", or a function definition "f()".
-func (p *shParser) openParen() error {
-	if p.hasWords() {
-		cmd := &(*p.cmds)[p.cur]
-		if len(cmd.words) == 1 && cmd.words[0].raw == "for" && p.peek(1) == '(' {
-			return p.arith(2, true)
-		}
-		// "name ( )" is a function definition header.
-		i := p.pos + 1
-		for i < len(p.src) && (p.src[i] == ' ' || p.src[i] == '\t') {
-			i++
-		}
-		if i < len(p.src) && p.src[i] == ')' {
-			cmd.funcDef = true
-			p.pos = i + 1
-			p.end()
-			return nil
-		}
-		return errUnexpectedOpen
-	}
-	if p.cur >= 0 && len((*p.cmds)[p.cur].redirs) > 0 {
-		return errUnexpectedOpen
-	}
-	if p.peek(1) == '(' {
-		return p.arith(2, false)
-	}
-	p.pos++
-	return p.nested(')')
-}
-
-// nested parses a nested list ($(…), (…), <(…)) with its own command slot.
-func (p *shParser) nested(close byte) error {
-	if p.depth >= maxShellDepth {
-		return errTooDeep
-	}
-	savedCur, savedHD := p.cur, p.heredocs
-	p.cur, p.heredocs = -1, nil
-	p.depth++
-	err := p.list(close)
-	p.depth--
-	p.cur = savedCur
-	// Heredocs opened inside but not yet read (no newline inside) are read
-	// after the next newline of the enclosing list, as bash does.
-	p.heredocs = append(savedHD, p.heredocs...)
-	return err
-}
-
-// arith skips an arithmetic expression starting at p.pos ("((" or "$((",
-// skip = bytes before the expression). Command substitutions inside are still
-// parsed. If the parens do not close as "))" it is really a nested subshell
-// ("$( (a) )"), so fall back to parsing it as one. forLoop allows the ';'
-// of "for ((i=0; i<n; i++))".
-func (p *shParser) arith(skip int, forLoop bool) error {
-	start := p.pos
-	p.pos += skip
-	depth := 0
-	for p.pos < len(p.src) {
-		c := p.src[p.pos]
-		switch c {
-		case '\\':
-			p.pos += 2
-			continue
-		case '$', '`':
-			if _, err := p.dollarOrBack(); err != nil {
-				return err
-			}
-			continue
-		case '(':
-			depth++
-		case ')':
-			if depth == 0 {
-				if p.peek(1) == ')' {
-					p.pos += 2
-					p.expand = true
-					return nil
-				}
-				return p.arithFallback(start, skip)
-			}
-			depth--
-		case ';':
-			if !forLoop {
-				return p.arithFallback(start, skip)
-			}
-		case '\'', '"', '\n', '|':
-			// Not plausible arithmetic; parse as commands instead.
-			return p.arithFallback(start, skip)
-		}
-		p.pos++
-	}
-	return p.arithFallback(start, skip)
-}
-
-// arithFallback re-parses "((…" / "$((…" as nested subshells.
-func (p *shParser) arithFallback(start, skip int) error {
-	// "$((" → "$(" + "(": one substitution containing a subshell.
-	// "((" → "(" + "(": two nested subshells.
-	p.pos = start + skip - 1
-	if skip == 3 { // "$(("
-		return p.nested(')')
-	}
-	// "((" at command start
-	p.pos = start + 1
-	return p.nested(')')
-}
-
-// word reads one word at p.pos.
-func (p *shParser) word() (shWord, error) {
-	start := p.pos
-	w := shWord{}
-	for p.pos < len(p.src) {
-		c := p.src[p.pos]
-		switch c {
-		case ' ', '\t', '\r', '\n', ';', '&', '|', ')':
-			w.raw = p.src[start:p.pos]
-			return w, nil
-		case '(':
-			// Array assignment "a=(1 2)" keeps its parens in the word.
-			if eq := strings.IndexByte(p.src[start:p.pos], '='); eq > 0 && isName(strings.TrimSuffix(p.src[start:start+eq], "+")) && start+eq+1 == p.pos {
-				if err := p.skipParens(); err != nil {
-					return w, err
-				}
-				continue
-			}
-			w.raw = p.src[start:p.pos]
-			return w, nil
-		case '<', '>':
-			if p.peek(1) == '(' && p.pos == start {
-				p.pos += 2
-				w.expand = true
-				p.expand = true
-				if err := p.nested(')'); err != nil {
-					return w, err
-				}
-				continue
-			}
-			w.raw = p.src[start:p.pos]
-			return w, nil
-		case '\\':
-			if p.pos+1 >= len(p.src) {
-				return w, errTrailingBackslash
-			}
-			w.quoted = true
-			p.pos += 2
-		case '\'':
-			w.quoted = true
-			i := strings.IndexByte(p.src[p.pos+1:], '\'')
-			if i < 0 {
-				return w, errUnterminatedSingle
-			}
-			p.pos += i + 2
-		case '"':
-			w.quoted = true
-			e, err := p.double()
-			if err != nil {
-				return w, err
-			}
-			w.expand = w.expand || e
-		case '$', '`':
-			if c == '$' && p.peek(1) == '\'' {
-				w.quoted = true
-				if err := p.ansiC(); err != nil {
-					return w, err
-				}
-				continue
-			}
-			if c == '$' && p.peek(1) == '"' {
-				w.quoted = true
-				p.pos++
-				e, err := p.double()
-				if err != nil {
-					return w, err
-				}
-				w.expand = w.expand || e
-				continue
-			}
-			e, err := p.dollarOrBack()
-			if err != nil {
-				return w, err
-			}
-			w.expand = w.expand || e
-		default:
-			p.pos++
-		}
-	}
-	w.raw = p.src[start:p.pos]
-	return w, nil
-}
-
-// skipParens skips a balanced (…) inside a word (array assignment).
-func (p *shParser) skipParens() error {
-	depth := 0
-	for p.pos < len(p.src) {
-		c := p.src[p.pos]
-		switch c {
-		case '\\':
-			p.pos += 2
-			continue
-		case '\'':
-			i := strings.IndexByte(p.src[p.pos+1:], '\'')
-			if i < 0 {
-				return errUnterminatedSingle
-			}
-			p.pos += i + 2
-			continue
-		case '"':
-			if _, err := p.double(); err != nil {
-				return err
-			}
-			continue
-		case '$', '`':
-			if _, err := p.dollarOrBack(); err != nil {
-				return err
-			}
-			continue
-		case '(':
-			depth++
-		case ')':
-			depth--
-			if depth == 0 {
-				p.pos++
-				return nil
-			}
-		}
-		p.pos++
-	}
-	return errUnterminatedSubst
-}
-
-// double reads a "…" string starting at its opening quote. It reports
-// whether it contained an expansion.
-func (p *shParser) double() (bool, error) {
-	p.pos++ // opening quote
-	expand := false
-	for p.pos < len(p.src) {
-		switch p.src[p.pos] {
-		case '\\':
-			p.pos += 2
-		case '"':
-			p.pos++
-			return expand, nil
-		case '$', '`':
-			e, err := p.dollarOrBack()
-			if err != nil {
-				return false, err
-			}
-			expand = expand || e
-		default:
-			p.pos++
-		}
-	}
-	return false, errUnterminatedDouble
-}
-
-// ansiC reads $'…' (backslash escapes, no expansion).
-func (p *shParser) ansiC() error {
-	p.pos += 2
-	for p.pos < len(p.src) {
-		switch p.src[p.pos] {
-		case '\\':
-			p.pos += 2
-		case '\'':
-			p.pos++
-			return nil
-		default:
-			p.pos++
-		}
-	}
-	return errUnterminatedSingle
-}
-
-// dollarOrBack handles '$' or '`' at p.pos: command substitution (parsed as
-// nested commands), arithmetic, ${…}, or a plain parameter. It reports
-// whether the text is an expansion. $'…' and $"…" are handled by word, so
-// here (and inside "…" or heredoc bodies, where they are not special) a '$'
-// followed by a quote is literal.
-func (p *shParser) dollarOrBack() (bool, error) {
-	if p.src[p.pos] == '`' {
-		return true, p.backquote()
-	}
-	switch n := p.peek(1); {
-	case n == '(' && p.peek(2) == '(':
-		return true, p.arith(3, false)
-	case n == '(':
-		p.pos += 2
-		p.expand = true
-		return true, p.nested(')')
-	case n == '{':
-		p.expand = true
-		return true, p.brace()
-	case n == '_' || (n >= 'a' && n <= 'z') || (n >= 'A' && n <= 'Z'):
-		p.pos += 2
-		for p.pos < len(p.src) && isNameByte(p.src[p.pos]) {
-			p.pos++
-		}
-		p.expand = true
-		return true, nil
-	case n == '@' || n == '*' || n == '#' || n == '?' || n == '$' || n == '!' || n == '-' || (n >= '0' && n <= '9'):
-		p.pos += 2
-		p.expand = true
-		return true, nil
-	default:
-		// A lone '$' (or "$'" inside quotes) is literal.
-		p.pos++
-		return false, nil
-	}
-}
-
-// brace reads ${…}, parsing substitutions inside it.
-func (p *shParser) brace() error {
-	p.pos += 2
-	depth := 1
-	for p.pos < len(p.src) {
-		switch p.src[p.pos] {
-		case '\\':
-			p.pos += 2
-		case '\'':
-			i := strings.IndexByte(p.src[p.pos+1:], '\'')
-			if i < 0 {
-				return errUnterminatedSingle
-			}
-			p.pos += i + 2
-		case '"':
-			if _, err := p.double(); err != nil {
-				return err
-			}
-		case '$', '`':
-			if _, err := p.dollarOrBack(); err != nil {
-				return err
-			}
-		case '{':
-			depth++
-			p.pos++
-		case '}':
-			depth--
-			p.pos++
-			if depth == 0 {
-				return nil
-			}
-		default:
-			p.pos++
-		}
-	}
-	return errUnterminatedBrace
-}
-
-// backquote reads `…` and parses its body (after bash's backslash
-// unescaping) as a nested command list.
-func (p *shParser) backquote() error {
-	p.expand = true
-	var body strings.Builder
-	i := p.pos + 1
-	for ; i < len(p.src); i++ {
-		c := p.src[i]
-		if c == '\\' && i+1 < len(p.src) {
-			n := p.src[i+1]
-			if n == '`' || n == '\\' || n == '$' {
-				body.WriteByte(n)
-			} else {
-				body.WriteByte(c)
-				body.WriteByte(n)
-			}
-			i++
-			continue
-		}
-		if c == '`' {
-			break
-		}
-		body.WriteByte(c)
-	}
-	if i >= len(p.src) {
-		return errUnterminatedBack
-	}
-	p.pos = i + 1
-	if p.depth >= maxShellDepth {
-		return errTooDeep
-	}
-	sub := &shParser{src: body.String(), depth: p.depth + 1, cmds: p.cmds, cur: -1}
-	return sub.list(0)
-}
-
-// redirect reads a redirection operator at p.pos and its target word.
-func (p *shParser) redirect(fd string) error {
-	var op string
-	rest := p.src[p.pos:]
-	for _, o := range []string{"&>>", "&>", "<<<", "<<-", "<<", "<&", "<>", ">>", ">|", ">&", "<", ">"} {
-		if strings.HasPrefix(rest, o) {
-			op = o
-			break
-		}
-	}
-	p.pos += len(op)
-	for p.pos < len(p.src) && (p.src[p.pos] == ' ' || p.src[p.pos] == '\t') {
-		p.pos++
-	}
-	if p.pos >= len(p.src) {
-		return errMissingTarget
-	}
-	switch p.src[p.pos] {
-	case '\n', ';', '&', '|', '<', '>', '(', ')', '#':
-		return errMissingTarget
-	}
-	p.command()
-	idx := p.cur
-	target, err := p.word()
+	p := parserPool.Get().(*syntax.Parser)
+	defer parserPool.Put(p)
+	f, err := p.Parse(strings.NewReader(src), "")
 	if err != nil {
-		return err
+		var pe syntax.ParseError
+		if errors.As(err, &pe) {
+			return nil, fmt.Errorf("%s (line %d, column %d)", pe.Text, pe.Pos.Line(), pe.Pos.Col())
+		}
+		return nil, err
 	}
-	if target.raw == "" {
-		return errMissingTarget
-	}
-	if op == "<<" || op == "<<-" {
-		p.heredocs = append(p.heredocs, heredoc{
-			delim:     unquoteWord(target.raw),
-			quoted:    target.quoted,
-			stripTabs: op == "<<-",
-		})
-	}
-	cmd := &(*p.cmds)[idx]
-	cmd.redirs = append(cmd.redirs, shRedir{fd: fd, op: op, target: target})
-	return nil
+	return f, nil
 }
 
-// readHeredocs consumes the bodies of pending heredocs after a newline.
-// Unquoted bodies are scanned for command substitutions, which run.
-func (p *shParser) readHeredocs() error {
-	pending := p.heredocs
-	p.heredocs = nil
-	for _, h := range pending {
-		atLineStart := true
-	body:
-		for p.pos < len(p.src) {
-			if atLineStart {
-				le := strings.IndexByte(p.src[p.pos:], '\n')
-				if le < 0 {
-					le = len(p.src)
-				} else {
-					le += p.pos
-				}
-				line := p.src[p.pos:le]
-				if h.stripTabs {
-					line = strings.TrimLeft(line, "\t")
-				}
-				if line == h.delim {
-					p.pos = le
-					if p.pos < len(p.src) {
-						p.pos++
-					}
-					break body
-				}
-				atLineStart = false
+// nestingDepth over-estimates how deeply brackets nest, ignoring quotes.
+func nestingDepth(src string) int {
+	depth, max := 0, 0
+	for i := 0; i < len(src); i++ {
+		switch src[i] {
+		case '(', '{', '`':
+			depth++
+			if depth > max {
+				max = depth
 			}
-			c := p.src[p.pos]
-			switch {
-			case c == '\n':
-				p.pos++
-				atLineStart = true
-			case h.quoted:
-				p.pos++
-			case c == '\\':
-				p.pos += 2
-			case c == '$' || c == '`':
-				if _, err := p.dollarOrBack(); err != nil {
-					return err
-				}
-			default:
-				p.pos++
+		case ')', '}':
+			if depth > 0 {
+				depth--
 			}
 		}
-		// EOF before the delimiter ends the heredoc, as bash does (with a warning).
 	}
-	if p.pos > len(p.src) {
-		p.pos = len(p.src)
+	if strings.Count(src, "`") > maxNesting {
+		return strings.Count(src, "`")
 	}
-	return nil
+	return max
+}
+
+// cword is one word of a simple command after static evaluation.
+type cword struct {
+	src    string   // as written (quotes and expansions included)
+	vals   []string // the values it can take; holes (\x00) where unknown
+	quoted bool     // contains quotes or escapes
+	expand bool     // contains an expansion ($…, `…`, $(…), <(…), a glob)
+	nodes  *syntax.Word
+}
+
+// single returns the word's value when it is known and unique.
+func (w *cword) single() (string, bool) {
+	if len(w.vals) == 1 && !strings.ContainsRune(w.vals[0], hole) {
+		return w.vals[0], true
+	}
+	return "", false
+}
+
+// known reports whether every value of the word is hole-free.
+func (w *cword) known() bool {
+	for _, v := range w.vals {
+		if strings.ContainsRune(v, hole) {
+			return false
+		}
+	}
+	return len(w.vals) > 0
+}
+
+// text is the word for display and for argument views: its value when
+// known and unique, else as written.
+func (w *cword) text() string {
+	if v, ok := w.single(); ok {
+		return v
+	}
+	return w.src
+}
+
+// varEnv is what an analysis knows about shell variables at one point of a
+// script. A name is known only after a literal assignment in the same
+// script; everything else (the environment, read, for, $(…)) is unknown.
+// Knowledge is only ever lost in ways that over-approximate: an assignment
+// that may or may not run adds a candidate instead of replacing the value.
+type varEnv struct {
+	vals      map[string][]string
+	perm      map[string]bool // unknown for good (assigned by a function or trap body)
+	dead      bool            // everything unknown for good (source, eval "$x", declare -n, …)
+	noReplace bool            // a readonly variable exists: later assignments may fail
+}
+
+func newVarEnv() *varEnv { return &varEnv{vals: map[string][]string{}, perm: map[string]bool{}} }
+
+func (e *varEnv) get(name string) ([]string, bool) {
+	if e.dead {
+		return nil, false
+	}
+	v, ok := e.vals[name]
+	return v, ok
+}
+
+// set records an assignment. definite says it certainly runs, in this
+// shell, before what follows; otherwise the value is only added as a
+// candidate (and an unknown variable stays unknown).
+func (e *varEnv) set(name string, vals []string, definite bool) {
+	if e.dead || e.perm[name] {
+		return
+	}
+	known := len(vals) > 0
+	for _, v := range vals {
+		if strings.ContainsRune(v, hole) {
+			known = false
+		}
+	}
+	if !known {
+		delete(e.vals, name)
+		return
+	}
+	if definite && !e.noReplace {
+		e.vals[name] = vals
+		return
+	}
+	cur, ok := e.vals[name]
+	if !ok {
+		return
+	}
+	merged := append([]string(nil), cur...)
+	for _, v := range vals {
+		if !containsStr(merged, v) {
+			merged = append(merged, v)
+		}
+	}
+	if len(merged) > maxCandidates {
+		delete(e.vals, name)
+		return
+	}
+	e.vals[name] = merged
+}
+
+func (e *varEnv) forget(name string) { delete(e.vals, name) }
+
+func (e *varEnv) taint(name string) {
+	delete(e.vals, name)
+	e.perm[name] = true
+}
+
+func (e *varEnv) kill() {
+	e.dead = true
+	clear(e.vals)
+}
+
+func containsStr(list []string, s string) bool {
+	for _, x := range list {
+		if x == s {
+			return true
+		}
+	}
+	return false
+}
+
+// wordEval evaluates words against an environment.
+type wordEval struct {
+	src    string
+	env    *varEnv
+	noVars bool // inside a function or trap body: variables are unknown
+	expand *bool
+}
+
+func (ev *wordEval) srcOf(n syntax.Node) string {
+	s, e := int(n.Pos().Offset()), int(n.End().Offset())
+	if s < 0 || e > len(ev.src) || s > e {
+		return ""
+	}
+	return ev.src[s:e]
+}
+
+// words evaluates a list of words, expanding brace lists into several words
+// as bash does before running a command.
+func (ev *wordEval) words(ws []*syntax.Word) []*cword {
+	out := make([]*cword, 0, len(ws))
+	for _, w := range ws {
+		src := ev.srcOf(w)
+		if exp := braceSplit(w); exp != nil {
+			// The words of one brace list share its source text; only the
+			// first carries it, so that views as written show it once.
+			for i, part := range exp {
+				cw := ev.word(part)
+				if i == 0 {
+					cw.src = src
+				}
+				cw.expand = true
+				out = append(out, cw)
+			}
+			continue
+		}
+		cw := ev.word(w)
+		cw.src = src
+		out = append(out, cw)
+	}
+	return out
+}
+
+// braceSplit expands an unquoted brace list in w ({rm,-rf,x} → rm -rf x).
+// It returns nil when w has none. Sequences ({a..z}) become holes.
+func braceSplit(w *syntax.Word) []*syntax.Word {
+	has := false
+	for _, p := range w.Parts {
+		if l, ok := p.(*syntax.Lit); ok && strings.Contains(l.Value, "{") {
+			has = true
+		}
+	}
+	if !has {
+		return nil
+	}
+	cp := &syntax.Word{Parts: append([]syntax.WordPart(nil), w.Parts...)}
+	if !syntax.SplitBraces(cp) {
+		return nil
+	}
+	out := expandBraces(cp, 0)
+	if len(out) == 0 || len(out) > 64 {
+		return nil
+	}
+	return out
+}
+
+func expandBraces(w *syntax.Word, depth int) []*syntax.Word {
+	if depth > 8 {
+		return nil
+	}
+	acc := [][]syntax.WordPart{nil}
+	for _, p := range w.Parts {
+		be, ok := p.(*syntax.BraceExp)
+		if !ok {
+			for i := range acc {
+				acc[i] = append(acc[i], p)
+			}
+			continue
+		}
+		if be.Sequence {
+			for i := range acc {
+				acc[i] = append(acc[i], &syntax.ExtGlob{Pattern: &syntax.Lit{}}) // a hole
+			}
+			continue
+		}
+		var next [][]syntax.WordPart
+		for _, el := range be.Elems {
+			for _, sub := range expandBraces(el, depth+1) {
+				for _, a := range acc {
+					n := append(append([]syntax.WordPart(nil), a...), sub.Parts...)
+					next = append(next, n)
+				}
+			}
+		}
+		if len(next) > 64 {
+			return nil
+		}
+		acc = next
+	}
+	out := make([]*syntax.Word, 0, len(acc))
+	for _, parts := range acc {
+		if len(parts) == 0 {
+			continue // an empty brace item vanishes
+		}
+		out = append(out, &syntax.Word{Parts: parts})
+	}
+	return out
+}
+
+// word evaluates one word to the values it can take.
+func (ev *wordEval) word(w *syntax.Word) *cword {
+	cw := &cword{nodes: w}
+	vals := []string{""}
+	for _, p := range w.Parts {
+		vals = ev.part(cw, p, vals, false)
+	}
+	cw.vals = vals
+	return cw
+}
+
+// appendVals appends each of add to each of acc, collapsing to a hole when
+// there would be too many combinations.
+func appendVals(acc, add []string) []string {
+	if len(add) == 1 {
+		for i := range acc {
+			acc[i] += add[0]
+		}
+		return acc
+	}
+	if len(acc)*len(add) > maxCandidates {
+		for i := range acc {
+			acc[i] += holeStr
+		}
+		return acc
+	}
+	out := make([]string, 0, len(acc)*len(add))
+	for _, a := range acc {
+		for _, b := range add {
+			out = append(out, a+b)
+		}
+	}
+	return out
+}
+
+func (ev *wordEval) part(cw *cword, p syntax.WordPart, acc []string, inDouble bool) []string {
+	switch p := p.(type) {
+	case *syntax.Lit:
+		if inDouble {
+			return appendVals(acc, []string{unescapeDouble(p.Value)})
+		}
+		v, glob := unescapeUnquoted(p.Value)
+		if strings.ContainsRune(p.Value, '\\') {
+			cw.quoted = true
+		}
+		if glob {
+			cw.expand = true
+		}
+		return appendVals(acc, []string{v})
+	case *syntax.SglQuoted:
+		cw.quoted = true
+		if p.Dollar {
+			var b strings.Builder
+			decodeANSIC(p.Value, 0, &b)
+			return appendVals(acc, []string{strings.ReplaceAll(b.String(), "\x00", "")})
+		}
+		return appendVals(acc, []string{p.Value})
+	case *syntax.DblQuoted:
+		cw.quoted = true
+		for _, q := range p.Parts {
+			acc = ev.part(cw, q, acc, true)
+		}
+		return acc
+	case *syntax.ParamExp:
+		cw.expand = true
+		ev.sawExpansion()
+		if vals, ok := ev.param(p); ok {
+			if !inDouble {
+				// Unquoted values are split on IFS and globbed: only plain
+				// words stay known.
+				for _, v := range vals {
+					if v == "" || strings.ContainsAny(v, " \t\n*?[") {
+						return appendVals(acc, []string{holeStr})
+					}
+				}
+			}
+			return appendVals(acc, vals)
+		}
+		return appendVals(acc, []string{holeStr})
+	default: // $(…), `…`, $((…)), <(…), extglob, brace sequences
+		cw.expand = true
+		ev.sawExpansion()
+		return appendVals(acc, []string{holeStr})
+	}
+}
+
+func (ev *wordEval) sawExpansion() {
+	if ev.expand != nil {
+		*ev.expand = true
+	}
+}
+
+// param resolves $name / ${name} from the environment.
+func (ev *wordEval) param(p *syntax.ParamExp) ([]string, bool) {
+	if ev.noVars || ev.env == nil || p.Param == nil || p.Excl || p.Length || p.Width || p.IsSet ||
+		p.Index != nil || p.Slice != nil || p.Repl != nil || p.Names != 0 || p.Exp != nil ||
+		p.NestedParam != nil || len(p.Modifiers) > 0 || p.Flags != nil || !isName(p.Param.Value) {
+		return nil, false
+	}
+	return ev.env.get(p.Param.Value)
+}
+
+// unescapeUnquoted removes backslashes from an unquoted literal and turns
+// glob patterns (*, ?, […]) into holes: pathname expansion decides what they
+// become. glob reports whether there was one.
+func unescapeUnquoted(s string) (string, bool) {
+	if !strings.ContainsAny(s, "\\*?[") {
+		return s, false
+	}
+	var b strings.Builder
+	glob := false
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		switch c {
+		case '\\':
+			if i+1 < len(s) {
+				i++
+				if s[i] != '\n' {
+					b.WriteByte(s[i])
+				}
+			}
+		case '*', '?':
+			glob = true
+			b.WriteByte(hole)
+		case '[':
+			// A bracket expression needs at least one character before its ']'.
+			if i+2 <= len(s) {
+				if j := strings.IndexByte(s[i+2:], ']'); j >= 0 {
+					glob = true
+					b.WriteByte(hole)
+					i += 2 + j
+					continue
+				}
+			}
+			b.WriteByte(c)
+		default:
+			b.WriteByte(c)
+		}
+	}
+	return b.String(), glob
+}
+
+// unescapeDouble removes the backslashes that are escapes inside "…".
+func unescapeDouble(s string) string {
+	if !strings.ContainsRune(s, '\\') {
+		return s
+	}
+	var b strings.Builder
+	for i := 0; i < len(s); i++ {
+		if s[i] == '\\' && i+1 < len(s) && strings.IndexByte("\"\\$`\n", s[i+1]) >= 0 {
+			i++
+			if s[i] == '\n' {
+				continue
+			}
+		}
+		b.WriteByte(s[i])
+	}
+	return b.String()
+}
+
+// baseName is the command name a path runs ("/usr/bin/env" → "env"); a
+// word without a slash is returned as is.
+func baseName(v string) string {
+	if !strings.Contains(v, "/") {
+		return v
+	}
+	b := path.Base(v)
+	if b == "/" || b == "." {
+		return v
+	}
+	return b
 }
 
 // isDigits reports whether s is a non-empty run of ASCII digits.
@@ -707,59 +515,6 @@ func isName(s string) bool {
 		}
 	}
 	return true
-}
-
-// unquoteWord performs quote removal on a word without expansions: it
-// drops quotes and resolves backslash escapes. Expansions are kept as
-// written. It is used for display-independent comparisons (wrapper names,
-// redirect targets, heredoc delimiters, the "unquoted" deny view).
-func unquoteWord(raw string) string {
-	if !strings.ContainsAny(raw, `'"\$`) {
-		return raw
-	}
-	var b strings.Builder
-	for i := 0; i < len(raw); i++ {
-		c := raw[i]
-		switch c {
-		case '\\':
-			if i+1 < len(raw) {
-				i++
-				if raw[i] != '\n' {
-					b.WriteByte(raw[i])
-				}
-			}
-		case '\'':
-			j := strings.IndexByte(raw[i+1:], '\'')
-			if j < 0 {
-				b.WriteString(raw[i+1:])
-				return b.String()
-			}
-			b.WriteString(raw[i+1 : i+1+j])
-			i += j + 1
-		case '"':
-			for i++; i < len(raw) && raw[i] != '"'; i++ {
-				if raw[i] == '\\' && i+1 < len(raw) && strings.IndexByte("\"\\$`\n", raw[i+1]) >= 0 {
-					i++
-					if raw[i] == '\n' {
-						continue
-					}
-				}
-				b.WriteByte(raw[i])
-			}
-		case '$':
-			if i+1 < len(raw) && raw[i+1] == '\'' {
-				i = decodeANSIC(raw, i+2, &b) // $'…'
-				continue
-			}
-			if i+1 < len(raw) && raw[i+1] == '"' {
-				continue // $"…": drop the $, the quote is handled next
-			}
-			b.WriteByte(c)
-		default:
-			b.WriteByte(c)
-		}
-	}
-	return b.String()
 }
 
 // decodeANSIC decodes the body of $'…' starting at raw[i] into b, as bash
@@ -805,6 +560,30 @@ func decodeANSIC(raw string, i int, b *strings.Builder) int {
 			} else {
 				b.WriteByte(byte(v))
 			}
+		case 'u', 'U':
+			// \uHHHH, \UHHHHHHHH: a code point.
+			max := 4
+			if e == 'U' {
+				max = 8
+			}
+			v, n := 0, 0
+			for n < max && i+1 < len(raw) && isHex(raw[i+1]) {
+				i++
+				v = v*16 + hexVal(raw[i])
+				n++
+			}
+			if n == 0 {
+				b.WriteByte('\\')
+				b.WriteByte(e)
+			} else {
+				b.WriteRune(rune(v))
+			}
+		case 'c':
+			// \cX: control character.
+			if i+1 < len(raw) {
+				i++
+				b.WriteByte(raw[i] & 0x1f)
+			}
 		case '0', '1', '2', '3', '4', '5', '6', '7':
 			v, n := int(e-'0'), 1
 			for n < 3 && i+1 < len(raw) && raw[i+1] >= '0' && raw[i+1] <= '7' {
@@ -813,7 +592,10 @@ func decodeANSIC(raw string, i int, b *strings.Builder) int {
 				n++
 			}
 			b.WriteByte(byte(v))
-		default: // \\ \' \" \? and unknown escapes: the character itself
+		default: // \\ \' \" \? and unknown escapes
+			if e != '\\' && e != '\'' && e != '"' && e != '?' {
+				b.WriteByte('\\')
+			}
 			b.WriteByte(e)
 		}
 	}
@@ -833,3 +615,5 @@ func hexVal(c byte) int {
 	}
 	return int(c - '0')
 }
+
+func contains(list []string, s string) bool { return containsStr(list, s) }

@@ -4,6 +4,8 @@ import (
 	"reflect"
 	"strings"
 	"testing"
+
+	"mvdan.cc/sh/v3/syntax"
 )
 
 var splitTests = []struct {
@@ -22,7 +24,7 @@ var splitTests = []struct {
 	{"pipe stderr", "make |& tee log", []string{"make", "tee log"}, ""},
 	{"background", "sleep 5 & echo hi", []string{"sleep 5", "echo hi"}, ""},
 	{"newline", "echo a\necho b", []string{"echo a", "echo b"}, ""},
-	{"crlf", "echo a\r\necho b", []string{"echo a", "echo b"}, ""},
+	{"crlf: bash keeps the carriage return", "echo a\r\necho b", []string{"echo a\r", "echo b"}, ""},
 	{"no space around operators", "a&&b||c;d|e", []string{"a", "b", "c", "d", "e"}, ""},
 	{"line continuation", "echo a \\\n  b", []string{"echo a b"}, ""},
 	{"whitespace normalised", "ls    -la\t x", []string{"ls -la x"}, ""},
@@ -55,7 +57,7 @@ var splitTests = []struct {
 	{"wrapper alone", "nohup", []string{"nohup"}, ""},
 	{"command substitution", "echo $(date +%s)", []string{"echo $(date +%s)", "date +%s"}, ""},
 	{"backquotes", "echo `whoami`", []string{"echo `whoami`", "whoami"}, ""},
-	{"escaped backquote inside backquotes", "echo `echo \\`id\\``", []string{"echo `echo \\`id\\``", "echo `id`", "id"}, ""},
+	{"escaped backquote inside backquotes", "echo `echo \\`id\\``", []string{"echo `echo \\`id\\``", "echo `id\\`", "id\\"}, ""},
 	{"nested substitution", "a $(b $(c))", []string{"a $(b $(c))", "b $(c)", "c"}, ""},
 	{"substitution in double quotes", `echo "now: $(date)"`, []string{`echo "now: $(date)"`, "date"}, ""},
 	{"substitution in single quotes is text", `echo '$(date)'`, []string{`echo '$(date)'`}, ""},
@@ -87,29 +89,29 @@ var splitTests = []struct {
 	{"heredoc dash", "cat <<-EOF\n\trm -rf /\n\tEOF\nls", []string{"cat <<- EOF", "ls"}, ""},
 	{"heredoc substitution", "cat <<EOF\n$(id)\nEOF", []string{"cat << EOF", "id"}, ""},
 	{"heredoc quoted", "cat <<'EOF'\n$(id)\nEOF", []string{"cat << 'EOF'"}, ""},
-	{"heredoc to eof", "cat <<EOF\nno end", []string{"cat << EOF"}, ""},
-	{"heredoc in pipeline", "cat <<EOF | sh\nrm x\nEOF", []string{"cat << EOF", "sh"}, ""},
-	{"case terminators", "a;; b", []string{"a", "b"}, ""},
+	{"heredoc to eof", "cat <<EOF\nno end", nil, "unclosed here-document"},
+	{"heredoc in pipeline", "cat <<EOF | sh\nrm x\nEOF", []string{"cat << EOF", "sh", "`sh` reads its script from a pipe"}, ""},
+	{"case terminators outside case", "a;; b", nil, "can only be used in a case clause"},
 	{"bash -c script", "bash -c 'ls && rm x'", []string{"bash -c 'ls && rm x'", "ls", "rm x"}, ""},
 	{"sh with options and -c", "timeout 5 sh -ec \"make\"", []string{"sh -ec \"make\"", "make"}, ""},
 	{"eval", `eval 'echo hi' \; id`, []string{`eval 'echo hi' \; id`, "echo hi", "id"}, ""},
-	{"sh -c with expansion is opaque", "sh -c \"$X\"", []string{"sh -c \"$X\""}, ""},
+	{"sh -c with expansion fails closed", "sh -c \"$X\"", []string{"sh -c \"$X\"", "script of `sh -c` is not a literal: `\"$X\"`"}, ""},
 	{"sh script file is not -c", "sh build.sh -c", []string{"sh build.sh -c"}, ""},
-	{"unparseable inner script is ignored", "bash -c 'echo \"x'", []string{"bash -c 'echo \"x'"}, ""},
+	{"unparseable inner script fails closed", "bash -c 'echo \"x'", []string{"bash -c 'echo \"x'", "script of `bash -c` does not parse: reached EOF without closing quote `\"` (line 1, column 6)"}, ""},
 
-	{"unterminated single", "echo 'abc", nil, "unterminated single quote"},
-	{"unterminated double", `echo "abc`, nil, "unterminated double quote"},
-	{"unterminated backquote", "echo `date", nil, "unterminated backquote"},
-	{"unterminated substitution", "echo $(date", nil, "unterminated $("},
-	{"unterminated subshell", "(ls", nil, "unterminated $("},
-	{"unterminated brace", "echo ${X", nil, "unterminated ${"},
-	{"stray close paren", "ls )", nil, "unexpected )"},
-	{"paren after words", "echo (a)", nil, "unexpected ("},
-	{"trailing backslash", "ls \\", nil, "trailing backslash"},
-	{"redirect without target", "echo >", nil, "redirection without a target"},
-	{"redirect into operator", "echo > ;", nil, "redirection without a target"},
-	{"deep nesting", strings.Repeat("$(", 100) + strings.Repeat(")", 100), nil, "nesting too deep"},
-	{"case statement", "case $x in a) rm -rf /;; esac", nil, "unexpected )"},
+	{"unterminated single", "echo 'abc", nil, "reached EOF without closing quote"},
+	{"unterminated double", `echo "abc`, nil, "reached EOF without closing quote"},
+	{"unterminated backquote", "echo `date", nil, "reached EOF without closing quote"},
+	{"unterminated substitution", "echo $(date", nil, "without matching `$(`"},
+	{"unterminated subshell", "(ls", nil, "without matching `(`"},
+	{"unterminated brace", "echo ${X", nil, "without matching `${`"},
+	{"stray close paren", "ls )", nil, "encountered `)`"},
+	{"paren after words", "echo (a)", nil, "must be followed by `)`"},
+	{"trailing backslash is a literal", "ls \\", []string{"ls \\"}, ""},
+	{"redirect without target", "echo >", nil, "must be followed by a word"},
+	{"redirect into operator", "echo > ;", nil, "must be followed by a word"},
+	{"deep nesting", strings.Repeat("$(", 300) + strings.Repeat(")", 300), nil, "nesting too deep"},
+	{"case statement", "case $x in a) rm -rf /;; esac", []string{"rm -rf /"}, ""},
 }
 
 func TestSplitCommand(t *testing.T) {
@@ -146,7 +148,7 @@ func TestBashViews(t *testing.T) {
 		hasExpand bool
 	}{
 		{cmd: "PATH=/x ls", allow: []string{"PATH=/x ls"}, denyAlso: []string{"ls"}},
-		{cmd: "FOO=1 ls", allow: []string{"ls", "FOO=1 ls"}, denyAlso: []string{"ls"}},
+		{cmd: "FOO=1 ls", allow: []string{"FOO=1 ls", "ls"}, denyAlso: []string{"ls"}},
 		{cmd: "xargs -0 rm", allow: []string{"xargs -0 rm"}, denyAlso: []string{"rm"}},
 		{cmd: "npm test > out 2>&1", allow: []string{"npm test > out"}, denyAlso: []string{"npm test", "npm test > out 2>&1"}, writes: []string{"out"}},
 		{cmd: "echo x > /dev/null", allow: []string{"echo x"}},
@@ -168,7 +170,7 @@ func TestBashViews(t *testing.T) {
 			t.Errorf("%q: allow views = %q, want %q", tt.cmd, got, tt.allow)
 		}
 		for _, d := range tt.denyAlso {
-			if !contains(a.subs[0].deny, d) {
+			if !contains(denyStrings(a.subs[0].deny), d) {
 				t.Errorf("%q: deny views %q lack %q", tt.cmd, a.subs[0].deny, d)
 			}
 		}
@@ -181,25 +183,50 @@ func TestBashViews(t *testing.T) {
 	}
 }
 
-func TestUnquoteWord(t *testing.T) {
+func denyStrings(vs []denyView) []string {
+	out := make([]string, len(vs))
+	for i, v := range vs {
+		out[i] = v.v
+	}
+	return out
+}
+
+// wordValues evaluates the second word of "echo WORD".
+func wordValues(t *testing.T, word string) []string {
+	t.Helper()
+	src := "echo " + word
+	f, err := parseBash(src)
+	if err != nil {
+		t.Fatalf("%q: %v", word, err)
+	}
+	ev := wordEval{src: src, env: newVarEnv()}
+	return ev.word(f.Stmts[0].Cmd.(*syntax.CallExpr).Args[1]).vals
+}
+
+func TestWordValues(t *testing.T) {
 	tests := []struct{ in, want string }{
 		{"plain", "plain"},
 		{`'a b'`, "a b"},
 		{`"a \"b\" \$x \n"`, `a "b" $x \n`},
 		{`a\ b`, "a b"},
 		{`$'x'`, "x"},
-		{`"$HOME"/x`, "$HOME/x"},
-		{`'unterminated`, "unterminated"},
+		{`"$HOME"/x`, "\x00/x"},
 		{`$'\x72m'`, "rm"},
 		{`$'\162\155'`, "rm"},
 		{`$'a\'b'`, "a'b"},
 		{`$'\n\t\\'`, "\n\t\\"},
 		{`$'\xZZ'`, `\xZZ`},
-		{`$'unterminated`, "unterminated"},
+		{`r''m`, "rm"},
+		{`\rm`, "rm"},
+		{`/bin/r?`, "/bin/r\x00"},
+		{`/bin/r[m]`, "/bin/r\x00"},
+		{`$(printf rm)`, "\x00"},
+		{`"$(echo rm)"`, "\x00"},
+		{`${x:-rm}`, "\x00"},
 	}
 	for _, tt := range tests {
-		if got := unquoteWord(tt.in); got != tt.want {
-			t.Errorf("unquoteWord(%q) = %q, want %q", tt.in, got, tt.want)
+		if got := wordValues(t, tt.in); len(got) != 1 || got[0] != tt.want {
+			t.Errorf("value of %q = %q, want %q", tt.in, got, tt.want)
 		}
 	}
 }
