@@ -593,7 +593,7 @@ func parseShellCall(name string, ws []*cword) shellCall {
 			i++
 			continue
 		}
-		if (a[0] == '-' || a[0] == '+') && len(a) > 1 {
+		if len(a) > 1 && (a[0] == '-' || a[0] == '+') {
 			for _, c := range a[1:] {
 				switch {
 				case c == 'c' && a[0] == '-':
