@@ -125,11 +125,15 @@ func AuditRecord(d *Decision) *audit.Record {
 			r.RuleAnswer.Rule, r.RuleAnswer.List = ra.OverriddenBy.Rule, ra.OverriddenBy.List
 			r.RuleAnswer.File, r.RuleAnswer.Source = ra.OverriddenBy.File, ra.OverriddenBy.Source
 		}
+		if rs := d.Resolution; rs != nil {
+			r.RuleAnswer.Command, r.RuleAnswer.Unresolved = rs.Rules.Command, rs.Rules.Unresolved
+		}
 	}
 	if rs := d.Resolution; rs != nil && rs.OverriddenBy != nil {
 		o := rs.OverriddenBy
 		r.Override = &audit.Override{HookDecision: string(rs.HookDecision), Final: string(rs.Final),
-			Rule: o.Text, List: string(o.List), File: o.Origin.File, Source: o.Origin.Source}
+			Rule: o.Text, List: string(o.List), File: o.Origin.File, Source: o.Origin.Source,
+			Command: rs.Rules.Command, Unresolved: rs.Rules.Unresolved}
 	}
 	r.UpdatedInput = res.UpdatedInput
 	for _, c := range res.AdditionalContext {

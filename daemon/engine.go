@@ -450,7 +450,8 @@ func (e *Engine) resolve(ev *events.Event, res *protocol.Result, snap *configs.S
 		log().Warn("hook decision overridden by permission rule",
 			zap.String("hook_decision", string(hook)), zap.String("final", string(r.Final)),
 			zap.String("rule", r.OverriddenBy.Text), zap.String("rule_list", string(r.OverriddenBy.List)),
-			zap.String("rule_file", r.OverriddenBy.Origin.File))
+			zap.String("rule_file", r.OverriddenBy.Origin.File),
+			zap.String("command", r.Rules.Command), zap.String("unresolved", r.Rules.Unresolved))
 		emit(&protocol.Frame{Type: protocol.FramePermission, Decision: perm.Decision, Reason: perm.Reason,
 			Source: perm.Source, OverriddenBy: perm.OverriddenBy, Hook: perm.Hook})
 	}
@@ -462,10 +463,21 @@ func overrideReason(r rules.Resolution) string {
 	if src == "" {
 		src = r.OverriddenBy.Origin.Source
 	}
-	return fmt.Sprintf("hook decision %q overridden: permission rule %s(%s) in %s %s this call",
+	reason := fmt.Sprintf("hook decision %q overridden: permission rule %s(%s) in %s %s this call",
 		r.HookDecision, r.OverriddenBy.List, r.OverriddenBy.Text, src, map[rules.Decision]string{
 			rules.DecisionDeny: "denies", rules.DecisionAsk: "requires asking for",
 		}[r.Final])
+	// Name the simple command that matched, and for a fail-closed match what
+	// could not be resolved: "x=rm; $x f" is denied as "rm f", "$(…) f" as
+	// "command name is not a literal".
+	if m := r.Rules; m.Rule == r.OverriddenBy && m.Command != "" {
+		if m.Unresolved != "" {
+			reason += fmt.Sprintf(" (failing closed on `%s`: %s)", m.Command, m.Unresolved)
+		} else {
+			reason += fmt.Sprintf(" (matched `%s`)", m.Command)
+		}
+	}
+	return reason
 }
 
 func ruleRef(r *rules.Rule) *protocol.RuleRef {

@@ -1,7 +1,7 @@
 // Package rules implements Claude Code permission rules (spec §8) and the
 // handler `if` filter that shares their grammar (spec §2.1).
 //
-// It is pure: standard library plus doublestar, no file system access, no
+// It is pure: standard library, doublestar and mvdan.cc/sh, no file system access, no
 // per-call compilation. Parse compiles a rule once (the config loader wraps
 // its error with file, list and index); Set.Evaluate and If.Matches only run
 // compiled values and never panic on any input.
@@ -70,56 +70,73 @@
 // (spec §8). A Read deny rule also blocks the edit tools on that path
 // (2.1.208/2.1.228).
 //
-// Bash commands are split into simple commands (SplitCommand): on &&, ||, ;,
-// |, |&, & and newlines outside quotes; commands inside $(…), backquotes,
-// <(…), (…) subshells and unquoted heredoc bodies count too; leading
-// VAR=value assignments, the wrappers timeout, time, nice, nohup, stdbuf,
-// command, builtin, noglob and bare xargs, and shell keywords (if, then, do,
-// {, !, …) are removed. The script of `sh|bash|zsh -c '…'` and the words of
-// `eval …`, when literal, are split too; deny and ask rules see those inner
-// commands, allow rules need not cover them. Then:
+// Bash commands are parsed with mvdan.cc/sh/v3/syntax (bash dialect) and
+// every simple command the shell would run is found (SplitCommand lists
+// them): in lists, pipelines, subshells, groups, if/case/loops, function
+// bodies, time, coproc, !, [[ ]], arithmetic, command and process
+// substitutions, redirections and unquoted here-documents. For each, the
+// program that runs is resolved: quote removal and $'…' decoding, brace
+// lists, a path also matched by its base name (/usr/bin/env → env), and
+// variables assigned literally earlier in the same script (x=rm; $x f →
+// rm f). Wrapper commands are looked through using one table of their
+// option grammars (wrappers.go: env, sudo, doas, su -c, runuser, setpriv,
+// nice, ionice, nohup, setsid, stdbuf, timeout, time, command, builtin,
+// exec, xargs, parallel, flock, watch, nsenter, unshare, chroot, strace,
+// ltrace, script -c, find -exec/-execdir/-ok/-okdir, trap, busybox), and
+// scripts run by a command are parsed and analysed in turn: sh|bash|zsh|
+// dash|ksh -c STRING, eval, source/. of /dev/stdin, a shell reading a
+// here-document, here-string, /dev/stdin or a pipe. Then:
 //
-//   - a deny or ask rule matches if it matches any subcommand, or the whole
-//     line;
-//   - a call is allowed when every subcommand is matched by some allow rule
-//     (not necessarily the same one). A wildcard-free allow rule equal to the
-//     whole line also allows it, but an allow glob is never applied to the
-//     whole line (Bash(echo *) must not allow "echo x && rm -rf ~"). The
-//     Match reports the first allow rule, in list order, that covered part of
-//     the command.
+//   - a deny or ask rule matches if it matches any view of any of those
+//     commands (each wrapper layer, by path and by base name, with and
+//     without redirections, as written and resolved), or the whole line;
+//   - a call is allowed when every simple command is matched by some allow
+//     rule (not necessarily the same one). Commands of a literal inner
+//     script need not be covered: the command that runs it was. A
+//     wildcard-free allow rule equal to the whole line also allows it, but
+//     an allow glob is never applied to the whole line (Bash(echo *) must not
+//     allow "echo x && rm -rf ~"). The Match reports the first allow rule,
+//     in list order, that covered part of the command.
 //
-// Allow rules see a conservative view of each subcommand: assignments are
+// Allow rules see a conservative view of each command: assignments are
 // stripped only when harmless (PATH=, LD_*=, GIT_*=, … are kept, so
-// Bash(ls *) does not allow "PATH=/tmp/x ls"), wrappers only under their
-// exact option grammar, and redirections other than fd duplication and
-// /dev/null stay part of the command (Bash(npm test) allows "npm test 2>&1"
-// but not "npm test > ~/.bashrc"). Deny and ask rules also see looser views:
-// every assignment stripped; unknown wrapper options, xargs options and the
-// env, exec, sudo, doas and setsid prefixes skipped; quotes removed, $'…'
-// decoded ("rm", \rm, $'\x72m' → rm); {rm,-rf,x} brace-expanded;
-// redirections dropped; /bin/rm shortened to rm. Matching too much fails
-// safe for deny; matching too little does not. Literal output-redirection
-// targets are checked against deny/ask Edit rules and deny Read rules, so
-// Edit(.env) in deny also blocks "echo x > .env" (spec §8: "redirect
-// targets checked as Edit"). Like Claude Code's, this is best effort against
-// obfuscation: a command name taken from a variable ($X -rf /) or a glob
-// (/bin/r? -rf /) cannot be known without running the shell.
+// Bash(ls *) does not allow "PATH=/tmp/x ls"), only Claude Code's wrappers
+// (timeout, time, nice, nohup, stdbuf, command, builtin, noglob, bare xargs)
+// are stripped and only under their exact option grammar, and redirections
+// other than fd duplication and /dev/null stay part of the command
+// (Bash(npm test) allows "npm test 2>&1" but not "npm test > ~/.bashrc").
+// Literal output-redirection targets are checked against deny/ask Edit rules
+// and deny Read rules, so Edit(.env) in deny also blocks "echo x > .env"
+// (spec §8: "redirect targets checked as Edit").
 //
 // # Failing closed and open
 //
-// A Bash command that cannot be parsed (unbalanced quotes, an unterminated
-// $( or backquote, a trailing backslash, a case statement, nesting deeper
-// than 64, more than 1 MiB) makes every deny and ask Bash(…) rule match —
-// fail closed — while allow Bash(…) rules match only if they equal the whole
-// line; Match.FailClosed says so. Likewise a WebFetch URL that cannot be
-// parsed makes deny/ask domain rules match. Bare rules (Bash, Bash(*)) and
-// param rules do not depend on parsing.
+// What cannot be known without running the shell is a hole that can stand
+// for any text: a command name that is not a literal ($x, ${x:-rm},
+// $(printf rm), a glob), an inner script that is not a literal or does not
+// parse (bash -c "$(…)", eval "$x"), a shell reading a pipe or a command's
+// output (… | sh, bash <(…)), and whatever follows an option a wrapper does
+// not have. A deny or ask Bash(…) rule matches a view with holes when some
+// value of the holes would make it match; Match.FailClosed and
+// Match.Unresolved say so ("command name is not a literal: `$x`"). The cost
+// is false denies: with Bash(rm:*) in deny, "$EDITOR notes.txt" is denied.
+// Allow rules never cover a command with a hole. Arguments that are not
+// literals are matched as written (best effort, as in Claude Code). Scripts
+// in files (bash x.sh, source x.sh) are not analysed: the package reads no
+// files.
+//
+// A Bash command that cannot be parsed at all (unbalanced quotes, an
+// unterminated $(, bracket nesting deeper than 256, more than 1 MiB) makes
+// every deny and ask Bash(…) rule match — fail closed — while allow Bash(…)
+// rules match only if they equal the whole line. Likewise a WebFetch URL
+// that cannot be parsed makes deny/ask domain rules match. Bare rules
+// (Bash, Bash(*)) and param rules do not depend on parsing.
 //
 // The `if` filter uses the same analysis but fails open, as Claude Code does
-// (spec §2.1): an unparseable command or URL runs the hook, and a pattern
-// naming more than the command word (Bash(git push *)) runs it whenever the
-// command contains $…, $(…) or backquotes. The filter is best effort, not a
-// security boundary.
+// (spec §2.1): an unparseable command or URL, or a hole that could match,
+// runs the hook, and a pattern naming more than the command word
+// (Bash(git push *)) runs it whenever the command contains $…, $(…) or
+// backquotes. The filter is best effort, not a security boundary.
 //
 // # Resolve
 //
@@ -143,10 +160,14 @@
 //   - Redirections stay part of the command for allow rules instead of being
 //     stripped and checked as Edit against allow/auto-accept; targets that
 //     are not literal ("> $F") are not checked against Edit rules.
-//   - Deny/ask rules see the looser views above, so hookd may deny or ask
-//     where Claude Code would not. Where hookd may be less strict — symlink
-//     targets, PowerShell aliases, non-literal redirect targets — Claude Code
-//     still applies its own copy of the rules to every call.
+//   - Deny/ask rules see every program a command runs and fail closed on
+//     what they cannot resolve, so hookd may deny or ask where Claude Code
+//     would not (and denies forms Claude Code 2.1.330 lets through: coproc,
+//     time { }, su -c, runuser, setpriv, script -c, trap, a shell reading a
+//     here-document or here-string, eval/bash -c of a substitution). Where
+//     hookd may be less strict — symlink targets, PowerShell aliases,
+//     non-literal redirect targets, scripts in files — Claude Code still
+//     applies its own copy of the rules to every call.
 //   - Forms Claude Code skips or ignores with a warning are parse errors.
 //   - A bare filename matches anywhere on disk in deny/ask rules and `if`
 //     filters, and only below the cwd in allow rules.

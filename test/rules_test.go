@@ -205,3 +205,93 @@ func withPermissions(settings, perms string) string {
 	b, _ := json.Marshal(m)
 	return string(b)
 }
+
+// issueForm is one entry of rules/testdata/forms.json: a command that runs
+// program, spelled the ways issue 10 found a hook allow getting past deny
+// rules (and the ways Claude Code 2.1.330 lets through).
+type issueForm struct {
+	Name    string `json:"name"`
+	Command string `json:"command"`
+	Program string `json:"program"`
+}
+
+func loadIssueForms(t *testing.T) []issueForm {
+	t.Helper()
+	data, err := readFile("../rules/testdata/forms.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var forms []issueForm
+	if err := json.Unmarshal([]byte(data), &forms); err != nil {
+		t.Fatal(err)
+	}
+	if len(forms) < 60 {
+		t.Fatalf("only %d forms", len(forms))
+	}
+	return forms
+}
+
+// TestRulesCannotBeTalkedAround drives every form of issue 10 through hookc
+// against a real daemon: with deny rules on rm and curl and a hook that
+// always allows, each is denied; with the same rules as ask rules, each is
+// turned into ask; the reason names the matched command (and, when hookd
+// failed closed, what it could not resolve), and so does the audit record.
+// Plain commands with allow rules stay allowed.
+func TestRulesCannotBeTalkedAround(t *testing.T) {
+	forms := loadIssueForms(t)
+	for _, list := range []string{"deny", "ask"} {
+		t.Run(list, func(t *testing.T) {
+			e := NewEnv(t)
+			e.WriteSettings("managed", `{"permissions":{"`+list+`":["Bash(rm:*)","Bash(curl *)"],"allow":["Bash(echo *)","Bash(git status)"]}}`)
+			e.WriteSettings("project", preToolUse(allowHook("")))
+			e.Start()
+			for _, f := range forms {
+				r := e.Hookc(bashPayload(e, f.Command))
+				h := hso(t, r)
+				if h["permissionDecision"] != list {
+					t.Errorf("%s: %q rendered %v, want %s", f.Name, f.Command, h, list)
+					continue
+				}
+				reason, _ := h["permissionDecisionReason"].(string)
+				if !strings.Contains(reason, "(matched `") && !strings.Contains(reason, "(failing closed on `") {
+					t.Errorf("%s: reason %q names no command", f.Name, reason)
+				}
+			}
+			// The audit record of a fail-closed decision says what could not
+			// be resolved.
+			res, _ := e.Event(bashPayload(e, "$(printf rm) -rf ~/x"))
+			if res.Permission == nil || res.Permission.Decision != list {
+				t.Fatalf("$(printf rm): %+v", res.Permission)
+			}
+			if !strings.Contains(res.Permission.Reason, "command name is not a literal: `$(printf rm)`") {
+				t.Fatalf("reason %q", res.Permission.Reason)
+			}
+			var rec map[string]any
+			for _, l := range auditLines(t, e) {
+				if l["decision_id"] == res.DecisionID {
+					rec = l
+				}
+			}
+			o, _ := rec["override"].(map[string]any)
+			if o == nil || o["command"] != "$(printf rm) -rf ~/x" || o["unresolved"] != "command name is not a literal: `$(printf rm)`" {
+				t.Fatalf("audit override %v", rec["override"])
+			}
+			res, _ = e.Event(bashPayload(e, "x=rm; $x f"))
+			if res.Permission == nil || !strings.Contains(res.Permission.Reason, "(matched `rm f`)") {
+				t.Fatalf("x=rm; $x f: %+v", res.Permission)
+			}
+			// No regression: plain commands are allowed by the hook (and by
+			// the allow rules, which the rules' own answer reports).
+			for _, cmd := range []string{"echo hi", "git status"} {
+				r := e.Hookc(bashPayload(e, cmd))
+				if h := hso(t, r); h["permissionDecision"] != "allow" {
+					t.Errorf("%q rendered %v, want allow", cmd, h)
+				}
+				res, _ := e.Event(bashPayload(e, cmd))
+				if res.RuleAnswer == nil || res.RuleAnswer.Decision != "allow" {
+					t.Errorf("%q: rules' answer %+v, want allow", cmd, res.RuleAnswer)
+				}
+			}
+		})
+	}
+}

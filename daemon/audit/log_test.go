@@ -56,8 +56,8 @@ func readLines(t *testing.T, path string) [][]byte {
 func TestRecordRoundTrip(t *testing.T) {
 	l := openLog(t, Options{DaemonVersion: "v1.2.3"})
 	want := decision(1)
-	want.RuleAnswer = &Rule{Decision: "deny", Rule: "Bash(rm:*)", List: "deny", File: "/etc/claude-code/managed-settings.json", Source: "managed"}
-	want.Override = &Override{HookDecision: "allow", Final: "deny", Rule: "Bash(rm:*)", List: "deny", File: "/etc/claude-code/managed-settings.json", Source: "managed"}
+	want.RuleAnswer = &Rule{Decision: "deny", Rule: "Bash(rm:*)", List: "deny", File: "/etc/claude-code/managed-settings.json", Source: "managed", Command: "$x f", Unresolved: "command name is not a literal: `$x`"}
+	want.Override = &Override{HookDecision: "allow", Final: "deny", Rule: "Bash(rm:*)", List: "deny", File: "/etc/claude-code/managed-settings.json", Source: "managed", Command: "$x f", Unresolved: "command name is not a literal: `$x`"}
 	want.UpdatedInput = json.RawMessage(`{"command":"ls -la"}`)
 	want.AdditionalContextBytes = []int{12, 0}
 	want.SystemMessages = 2

@@ -152,6 +152,11 @@ type Rule struct {
 	List     string `json:"list,omitempty"` // allow | ask | deny
 	File     string `json:"file,omitempty"`
 	Source   string `json:"source,omitempty"`
+	// Command is the simple command a Bash deny/ask rule matched; Unresolved
+	// says what hookd could not resolve when the rule matched by failing
+	// closed ("command name is not a literal: `$x`").
+	Command    string `json:"command,omitempty"`
+	Unresolved string `json:"unresolved,omitempty"`
 }
 
 // Override records a permission rule that changed the hooks' decision.
@@ -162,6 +167,9 @@ type Override struct {
 	List         string `json:"list"`
 	File         string `json:"file,omitempty"`
 	Source       string `json:"source,omitempty"`
+	// Command and Unresolved: as in Rule.
+	Command    string `json:"command,omitempty"`
+	Unresolved string `json:"unresolved,omitempty"`
 }
 
 // Repair reasons.
