@@ -82,7 +82,7 @@ func SplitCommand(cmd string) (subcommands []string, err error) {
 
 // analyzeBash parses cmd and builds the views of every subcommand.
 func analyzeBash(cmd string) *bashAnalysis {
-	a := &bashAnalysis{full: strings.TrimSpace(cmd)}
+	a := &bashAnalysis{full: strings.TrimSpace(cmd), subs: make([]bashSub, 0, 8+len(cmd)/64)}
 	f, err := parseBash(cmd)
 	if err != nil {
 		a.err = err
@@ -243,11 +243,12 @@ func (w *walker) command(cmd syntax.Command, c ctx, in stdinSrc, redirs []*synta
 			w.stmts(e.Then, c.may())
 		}
 	case *syntax.WhileClause:
-		// Twice: the second pass sees what the first iteration assigned.
-		for range 2 {
+		// Twice when the body changes variables: the second pass sees what
+		// the first iteration assigned.
+		w.loop(func() {
 			w.stmts(t.Cond, c.may())
 			w.stmts(t.Do, c.may())
-		}
+		})
 	case *syntax.ForClause:
 		switch l := t.Loop.(type) {
 		case *syntax.WordIter:
@@ -260,9 +261,7 @@ func (w *walker) command(cmd syntax.Command, c ctx, in stdinSrc, redirs []*synta
 			w.nested(l.Cond, c)
 			w.nested(l.Post, c)
 		}
-		for range 2 {
-			w.stmts(t.Do, c.may())
-		}
+		w.loop(func() { w.stmts(t.Do, c.may()) })
 	case *syntax.CaseClause:
 		w.nested(t.Word, c)
 		for _, it := range t.Items {
@@ -303,6 +302,16 @@ func (w *walker) command(cmd syntax.Command, c ctx, in stdinSrc, redirs []*synta
 	}
 }
 
+// loop walks a loop body, and again if it changed what is known about
+// variables.
+func (w *walker) loop(f func()) {
+	gen := w.env.gen
+	f()
+	if w.env.gen != gen {
+		f()
+	}
+}
+
 // body walks a function or trap body: it may run at any later time, so the
 // variables it reads are unknown and the ones it assigns become unknown for
 // good.
@@ -339,8 +348,8 @@ func (w *walker) nested(n syntax.Node, c ctx) {
 	}
 	switch n := n.(type) {
 	case *syntax.Word:
-		if n == nil {
-			return
+		if n == nil || plainWord(n) {
+			return // nothing runs inside, nothing is assigned
 		}
 	case syntax.ArithmExpr:
 		if n == nil {
@@ -382,6 +391,19 @@ func (w *walker) nested(n syntax.Node, c ctx) {
 		}
 		return true
 	})
+}
+
+// plainWord reports whether a word is made of literals and single quotes
+// only (the common case, which needs no walk).
+func plainWord(w *syntax.Word) bool {
+	for _, p := range w.Parts {
+		switch p.(type) {
+		case *syntax.Lit, *syntax.SglQuoted:
+		default:
+			return false
+		}
+	}
+	return true
 }
 
 // arithTarget forgets the variable an arithmetic assignment writes.

@@ -135,6 +135,7 @@ type varEnv struct {
 	perm      map[string]bool // unknown for good (assigned by a function or trap body)
 	dead      bool            // everything unknown for good (source, eval "$x", declare -n, …)
 	noReplace bool            // a readonly variable exists: later assignments may fail
+	gen       int             // bumped on every change
 }
 
 func newVarEnv() *varEnv { return &varEnv{vals: map[string][]string{}, perm: map[string]bool{}} }
@@ -154,6 +155,7 @@ func (e *varEnv) set(name string, vals []string, definite bool) {
 	if e.dead || e.perm[name] {
 		return
 	}
+	e.gen++
 	known := len(vals) > 0
 	for _, v := range vals {
 		if strings.ContainsRune(v, hole) {
@@ -185,14 +187,25 @@ func (e *varEnv) set(name string, vals []string, definite bool) {
 	e.vals[name] = merged
 }
 
-func (e *varEnv) forget(name string) { delete(e.vals, name) }
+func (e *varEnv) forget(name string) {
+	if _, ok := e.vals[name]; ok {
+		e.gen++
+		delete(e.vals, name)
+	}
+}
 
 func (e *varEnv) taint(name string) {
+	if !e.perm[name] {
+		e.gen++
+	}
 	delete(e.vals, name)
 	e.perm[name] = true
 }
 
 func (e *varEnv) kill() {
+	if !e.dead {
+		e.gen++
+	}
 	e.dead = true
 	clear(e.vals)
 }
@@ -317,6 +330,13 @@ func expandBraces(w *syntax.Word, depth int) []*syntax.Word {
 // word evaluates one word to the values it can take.
 func (ev *wordEval) word(w *syntax.Word) *cword {
 	cw := &cword{nodes: w}
+	if len(w.Parts) == 1 {
+		// The common case: one plain literal.
+		if l, ok := w.Parts[0].(*syntax.Lit); ok && !strings.ContainsAny(l.Value, "\\*?[") {
+			cw.vals = []string{l.Value}
+			return cw
+		}
+	}
 	vals := []string{""}
 	for _, p := range w.Parts {
 		vals = ev.part(cw, p, vals, false)
