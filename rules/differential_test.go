@@ -183,7 +183,7 @@ func oracleMayRun(src, name string, depth int) (bool, error) {
 					found = true
 					return false
 				}
-				if depth > 0 && lit != "" {
+				if depth > 0 && strings.ContainsAny(lit, " \t\n;|&\"'\\$`*?[{") {
 					if ok, _ := oracleMayRun(lit, name, depth-1); ok {
 						found = true
 						return false
