@@ -53,8 +53,11 @@ var differences = map[string]struct {
 			if len(sc.Deny) == 0 {
 				return s
 			}
-			reason := fmt.Sprintf(`PreToolUse:Bash hook error: hook decision "allow" overridden: permission rule deny(%s) in $ROOT/proj/.claude/settings.json denies this call`, sc.Deny[0])
-			s = ruleDenied.ReplaceAllLiteralString(s, reason)
+			// The reason also names the simple command the rule matched.
+			s = ruleDenied.ReplaceAllStringFunc(s, func(m string) string {
+				cmd := ruleDenied.FindStringSubmatch(m)[1]
+				return fmt.Sprintf("PreToolUse:Bash hook error: hook decision \"allow\" overridden: permission rule deny(%s) in $ROOT/proj/.claude/settings.json denies this call (matched `%s`)", sc.Deny[0], cmd)
+			})
 			return strings.ReplaceAll(s, "reject/config/subcommandResults", "reject/hook/hook")
 		},
 	},
@@ -83,7 +86,7 @@ var differences = map[string]struct {
 var (
 	jscParseError = regexp.MustCompile(`JSON Parse error: [^\n]*?\.`)
 	emittedStdout = regexp.MustCompile(`(?s)cat <<'EOF_OUT'\n(.*?)\nEOF_OUT`)
-	ruleDenied    = regexp.MustCompile(`Permission to use Bash with command .* has been denied\.`)
+	ruleDenied    = regexp.MustCompile(`Permission to use Bash with command (.*) has been denied\.`)
 	fromCommand   = regexp.MustCompile(`from command: "\$ROOT/h/[A-Za-z0-9_-]+\.sh"`)
 	feedback      = regexp.MustCompile(`Stop hook feedback:\n\[\$ROOT/h/[A-Za-z0-9_-]+\.sh\]:`)
 	contextBlock  = regexp.MustCompile(`(?s)^(\[system\] [A-Za-z]+(?::[A-Za-z_]+)? hook additional context: )(.*)$`)
