@@ -5,6 +5,7 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
+	"syscall"
 )
 
 // Kind is where a settings file sits in Claude Code's hierarchy (spec §7).
@@ -246,8 +247,19 @@ func dropIns(dir string) []string {
 // is the user file, not a project file, and a dotfiles repository at $HOME must not turn
 // every directory below it into one project.
 func ProjectDirFor(cwd, home string) string {
+	d, _ := ProjectDirForOwner(cwd, home, os.Geteuid())
+	return d
+}
+
+// ProjectDirForOwner is ProjectDirFor for a daemon running as uid: like git's
+// safe.directory check (CVE-2022-24765), the walk never looks at a directory owned by
+// another uid (root excepted) — nor above it — since settings found there would run
+// that user's hooks as this one. stoppedAt names the directory where the walk stopped
+// for that reason ("" if it did not); if cwd itself belongs to another uid the answer
+// is "" (no project: only managed and user settings apply).
+func ProjectDirForOwner(cwd, home string, uid int) (dir, stoppedAt string) {
 	if cwd == "" {
-		return ""
+		return "", ""
 	}
 	if abs, err := filepath.Abs(cwd); err == nil {
 		cwd = abs
@@ -260,11 +272,22 @@ func ProjectDirFor(cwd, home string) string {
 	exists := func(p string) bool { _, err := os.Stat(p); return err == nil }
 	isFile := func(p string) bool { fi, err := os.Stat(p); return err == nil && fi.Mode().IsRegular() }
 
+	foreign := func(d string) bool {
+		var st syscall.Stat_t
+		if err := syscall.Stat(d, &st); err != nil {
+			return false // missing: nothing there to trust or distrust
+		}
+		return int(st.Uid) != uid && st.Uid != 0
+	}
 	gitRoot := ""
 	for d := cwd; ; d = filepath.Dir(d) {
+		if foreign(d) {
+			stoppedAt = d
+			break
+		}
 		if !skip(d) {
 			if isFile(filepath.Join(d, ".claude", "settings.json")) || isFile(filepath.Join(d, ".claude", "settings.local.json")) {
-				return d
+				return d, ""
 			}
 			if gitRoot == "" && exists(filepath.Join(d, ".git")) {
 				gitRoot = d
@@ -275,7 +298,10 @@ func ProjectDirFor(cwd, home string) string {
 		}
 	}
 	if gitRoot != "" {
-		return gitRoot
+		return gitRoot, stoppedAt
 	}
-	return cwd
+	if stoppedAt == cwd {
+		return "", stoppedAt
+	}
+	return cwd, stoppedAt
 }

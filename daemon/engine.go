@@ -237,7 +237,12 @@ func (e *Engine) Handle(ctx context.Context, req *protocol.Request, caller Calle
 		project = runner.LookupEnv(env, "CLAUDE_PROJECT_DIR")
 	}
 	if project == "" && h.Cwd != "" {
-		project = configs.ProjectDirFor(h.Cwd, e.home)
+		var stopped string
+		project, stopped = configs.ProjectDirForOwner(h.Cwd, e.home, os.Geteuid())
+		if stopped != "" {
+			e.log.Warn("project discovery stopped at a directory owned by another user; its settings (and those above it) are not loaded",
+				zap.String("directory", stopped), zap.String("cwd", h.Cwd), zap.String("project", project))
+		}
 	}
 	if project != "" {
 		project = filepath.Clean(project)
