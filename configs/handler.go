@@ -255,7 +255,10 @@ func isAssignment(w string) bool {
 
 // nextWord splits the first word off a shell command, with simple quoting ('…', "…",
 // \x) removed. Enough to name the program of the commands hookd writes; not a shell
-// parser.
+// parser, on purpose: IsForwarder must say yes for anything whose first word is hookc,
+// even "hookc; other" or a line a real parser rejects, because hookd running such a
+// handler would forward the event to itself. A parser (mvdan.cc/sh, as in rules and
+// daemon/runner) would call those compound or invalid and answer no — the unsafe way.
 func nextWord(s string) (word, rest string) {
 	s = strings.TrimLeft(s, " \t\n")
 	var b strings.Builder

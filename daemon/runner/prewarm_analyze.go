@@ -9,6 +9,8 @@ import (
 	"regexp"
 	"strings"
 	"syscall"
+
+	"mvdan.cc/sh/v3/syntax"
 )
 
 // Which hooks are prewarmed by default ("safe by construction"; docs/performance.md).
@@ -382,132 +384,112 @@ func looseWords(words []string, spec ProcSpec) string {
 // shellWords splits a POSIX sh command line into words the way sh would, for a simple
 // command only: it reports false for anything whose meaning it cannot know statically
 // (operators, redirections, command or arithmetic substitution, globs, special
-// parameters, ${...} operators, an unquoted expansion that would be field-split, ~user).
+// parameters, ${...} operators, an unquoted expansion that would be field-split, ~user,
+// comments). The command is parsed with mvdan.cc/sh (POSIX dialect), the parser the
+// permission rules and the zygote use, so the three agree on what a command is.
 func shellWords(s string, env []string) ([]string, bool) {
+	f, err := syntax.NewParser(syntax.Variant(syntax.LangPOSIX), syntax.KeepComments(true)).Parse(strings.NewReader(s), "")
+	if err != nil || len(f.Stmts) != 1 || len(f.Last) > 0 {
+		return nil, false
+	}
+	st := f.Stmts[0]
+	call, ok := st.Cmd.(*syntax.CallExpr)
+	if !ok || st.Negated || st.Background || st.Coprocess || len(st.Redirs) > 0 || len(st.Comments) > 0 {
+		return nil, false
+	}
 	var words []string
-	var cur strings.Builder
-	inWord := false
-	rs := []rune(s)
-	expand := func(i int, quoted bool) (int, bool) {
-		// rs[i] == '$'
-		j := i + 1
-		var name string
-		if j < len(rs) && rs[j] == '{' {
-			end := j + 1
-			for end < len(rs) && rs[end] != '}' {
-				end++
-			}
-			if end == len(rs) {
-				return 0, false
-			}
-			name = string(rs[j+1 : end])
-			j = end + 1
-		} else {
-			end := j
-			for end < len(rs) && (rs[end] == '_' || (rs[end] >= 'a' && rs[end] <= 'z') || (rs[end] >= 'A' && rs[end] <= 'Z') || (end > j && rs[end] >= '0' && rs[end] <= '9')) {
-				end++
-			}
-			name = string(rs[j:end])
-			j = end
-		}
-		if !isName(name) {
-			return 0, false
-		}
-		v := LookupEnv(env, name)
-		if !quoted && strings.ContainsAny(v, " \t\n*?[") {
-			return 0, false
-		}
-		cur.WriteString(v)
-		return j, true
-	}
-	for i := 0; i < len(rs); {
-		r := rs[i]
-		switch {
-		case r == ' ' || r == '\t':
-			if inWord {
-				words = append(words, cur.String())
-				cur.Reset()
-				inWord = false
-			}
-			i++
-		case strings.ContainsRune(";&|<>()`*?[{}\n", r):
+	for _, a := range call.Assigns {
+		if a.Append || a.Array != nil || a.Index != nil || a.Naked || a.Name == nil {
 			return nil, false
-		case r == '#' && !inWord:
-			return nil, false
-		case r == '~' && !inWord:
-			inWord = true
-			if i+1 < len(rs) && rs[i+1] != '/' && rs[i+1] != ' ' && rs[i+1] != '\t' {
-				return nil, false // ~user
-			}
-			cur.WriteString(LookupEnv(env, "HOME"))
-			i++
-		case r == '\\':
-			inWord = true
-			if i+1 >= len(rs) {
-				return nil, false
-			}
-			cur.WriteRune(rs[i+1])
-			i += 2
-		case r == '\'':
-			inWord = true
-			end := i + 1
-			for end < len(rs) && rs[end] != '\'' {
-				end++
-			}
-			if end == len(rs) {
-				return nil, false
-			}
-			cur.WriteString(string(rs[i+1 : end]))
-			i = end + 1
-		case r == '"':
-			inWord = true
-			i++
-			for {
-				if i >= len(rs) {
-					return nil, false
-				}
-				c := rs[i]
-				if c == '"' {
-					i++
-					break
-				}
-				switch c {
-				case '`':
-					return nil, false
-				case '\\':
-					if i+1 < len(rs) && strings.ContainsRune("$`\"\\", rs[i+1]) {
-						cur.WriteRune(rs[i+1])
-						i += 2
-						continue
-					}
-					cur.WriteRune(c)
-					i++
-				case '$':
-					j, ok := expand(i, true)
-					if !ok {
-						return nil, false
-					}
-					i = j
-				default:
-					cur.WriteRune(c)
-					i++
-				}
-			}
-		case r == '$':
-			inWord = true
-			j, ok := expand(i, false)
-			if !ok {
-				return nil, false
-			}
-			i = j
-		default:
-			inWord = true
-			cur.WriteRune(r)
-			i++
 		}
+		v := ""
+		if a.Value != nil {
+			if v, ok = wordValue(a.Value, env); !ok {
+				return nil, false
+			}
+		}
+		words = append(words, a.Name.Value+"="+v)
 	}
-	if inWord {
-		words = append(words, cur.String())
+	for _, w := range call.Args {
+		v, ok := wordValue(w, env)
+		if !ok {
+			return nil, false
+		}
+		words = append(words, v)
 	}
 	return words, true
+}
+
+// wordValue is one word after expansion, when it can be known statically.
+func wordValue(w *syntax.Word, env []string) (string, bool) {
+	var b strings.Builder
+	for i, p := range w.Parts {
+		switch p := p.(type) {
+		case *syntax.Lit:
+			v := p.Value
+			if i == 0 && strings.HasPrefix(v, "~") {
+				if v != "~" && !strings.HasPrefix(v, "~/") {
+					return "", false // ~user
+				}
+				b.WriteString(LookupEnv(env, "HOME"))
+				v = v[1:]
+			}
+			for j := 0; j < len(v); j++ {
+				switch {
+				case v[j] == '\\' && j+1 < len(v):
+					j++
+				case strings.IndexByte("*?[{}$", v[j]) >= 0:
+					return "", false // glob, brace expansion, or a $ sh may read as $'…'
+				}
+				b.WriteByte(v[j])
+			}
+		case *syntax.SglQuoted:
+			if p.Dollar {
+				return "", false
+			}
+			b.WriteString(p.Value)
+		case *syntax.DblQuoted:
+			if p.Dollar {
+				return "", false
+			}
+			for _, q := range p.Parts {
+				switch q := q.(type) {
+				case *syntax.Lit:
+					v := q.Value
+					for j := 0; j < len(v); j++ {
+						if v[j] == '\\' && j+1 < len(v) && strings.IndexByte("$`\"\\", v[j+1]) >= 0 {
+							j++
+						}
+						b.WriteByte(v[j])
+					}
+				case *syntax.ParamExp:
+					v, ok := paramValue(q, env)
+					if !ok {
+						return "", false
+					}
+					b.WriteString(v)
+				default:
+					return "", false
+				}
+			}
+		case *syntax.ParamExp:
+			v, ok := paramValue(p, env)
+			if !ok || strings.ContainsAny(v, " \t\n*?[") {
+				return "", false // would be field-split or globbed
+			}
+			b.WriteString(v)
+		default:
+			return "", false
+		}
+	}
+	return b.String(), true
+}
+
+// paramValue expands $name or ${name} from env.
+func paramValue(p *syntax.ParamExp, env []string) (string, bool) {
+	if p.Param == nil || !isName(p.Param.Value) || p.Excl || p.Length || p.Width || p.Index != nil ||
+		p.Slice != nil || p.Repl != nil || p.Names != 0 || p.Exp != nil {
+		return "", false
+	}
+	return LookupEnv(env, p.Param.Value), true
 }

@@ -236,6 +236,12 @@ func TestShellWords(t *testing.T) {
 		{`a $1`, nil},
 		{`~root/x`, nil},
 		{`a 'unterminated`, nil},
+		{`a # comment`, nil},
+		{"a\nb", nil},
+		{`a {b,c}`, nil},
+		{`a > f`, nil},
+		{`a $'\x41'`, nil},
+		{`/usr/bin/env  "x y"`, []string{"/usr/bin/env", "x y"}},
 	}
 	for _, tt := range tests {
 		got, ok := shellWords(tt.in, env)
