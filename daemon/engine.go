@@ -476,9 +476,12 @@ func overrideReason(r rules.Resolution) string {
 	// could not be resolved: "x=rm; $x f" is denied as "rm f", "$(…) f" as
 	// "command name is not a literal".
 	if m := r.Rules; m.Rule == r.OverriddenBy && m.Command != "" {
-		if m.Unresolved != "" {
+		switch {
+		case m.Unresolved == m.Command: // a script or stdin hookd could not see
+			reason += fmt.Sprintf(" (failing closed: %s)", m.Unresolved)
+		case m.Unresolved != "":
 			reason += fmt.Sprintf(" (failing closed on `%s`: %s)", m.Command, m.Unresolved)
-		} else {
+		default:
 			reason += fmt.Sprintf(" (matched `%s`)", m.Command)
 		}
 	}
