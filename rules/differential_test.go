@@ -119,7 +119,7 @@ var constructs = []string{
 	"C", "true && C", "false || C", "true; C", "echo | { C; }", "{ C; } | cat", "( C )", "{ C; }", "if true; then C; fi",
 	"if C; then :; fi", "if false; then :; else C; fi", "case a in a) C;; esac", "while C; do break; done",
 	"until C; do :; done", "for i in 1; do C; done", "for ((i=0; i<1; i++)); do C; done", "f() { C; }; f",
-	"function g { C; }; g", "time C", "time { C; }", "coproc { C; }", "! { C; }", "[[ $( C ) ]]", "echo $((1 + $( C )))",
+	"function g { C; }; g", "time C", "time { C; }", "coproc { C; }", "{ ! { C; }; }", "[[ $( C ) ]]", "echo $((1 + $( C )))",
 	"echo $( C )", "echo \"$( C )\"", "cat <(C)", "tee >(C)", "x=$( C )", "C & wait", "C > /dev/null 2>&1", "C 2>&1 | tee log",
 	"select x in a; do C; done", "echo ${X:-$( C )}", "declare y=$( C )", "local z=$( C )",
 	"[ -n \"$( C )\" ]", "((n = $( C )))",
