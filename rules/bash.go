@@ -576,7 +576,7 @@ func (w *walker) call(ce *syntax.CallExpr, c ctx, in stdinSrc, redirs []*syntax.
 
 	if sub.why == "" && !lw.noAllow {
 		sub.allow = append(sub.allow, joinNonEmpty(strings.Join(written, " "), notHarmless))
-		if lw.strict != nil && len(lw.strict) > 0 {
+		if len(lw.strict) > 0 {
 			var s []string
 			for _, x := range lw.strict {
 				if x.src != "" {
@@ -729,7 +729,7 @@ func (lw *layerWalk) layer(n string, ws []*cword, depth int) {
 			lw.unknownRest = true
 			return
 		}
-		if lw.strict != nil && len(lw.strict) > 0 && lw.strict[0] == ws[0] {
+		if len(lw.strict) > 0 && lw.strict[0] == ws[0] {
 			if u.strict && len(u.cmds) == 1 && len(u.scripts) == 0 {
 				lw.strict = u.cmds[0]
 			} else if len(u.cmds) > 0 || len(u.scripts) > 0 {

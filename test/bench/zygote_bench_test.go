@@ -59,7 +59,7 @@ func treeCPU(pid int) time.Duration {
 	var ticks int64
 	for _, p := range append([]int{pid}, Descendants(pid)...) {
 		st := procStat(p)
-		if st == nil || len(st) < 15 {
+		if len(st) < 15 {
 			continue
 		}
 		for _, i := range []int{11, 12, 13, 14} {

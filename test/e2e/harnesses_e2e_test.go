@@ -36,7 +36,6 @@ import (
 
 type harnessCLI struct {
 	name string
-	bin  string
 	// hooks writes the scenario's hooks into the harness's own configuration.
 	hooks func(t *testing.T, w *hworld)
 	// cmd builds the harness's command line for one prompt.
