@@ -51,9 +51,7 @@ func (e *Engine) startAsync(ev *events.Event, h *configs.Handler, hc hookContext
 	e.counters.hooksRun.Add(1)
 	spec := e.procSpec(h, hc.dir, hc.env)
 	spec.Stdin = hc.payload
-	e.asyncWG.Add(1)
 	go func() {
-		defer e.asyncWG.Done()
 		pr := e.runner.Run(context.Background(), spec) // bounded by the hook's own timeout
 		in := events.Interpret(ev, ref, commandOutput(h, pr))
 		var texts []string
@@ -90,6 +88,3 @@ func (e *Engine) takePending(session string) []string {
 	aq.contexts = nil
 	return out
 }
-
-// WaitAsync waits for running async hooks (tests, clean shutdown).
-func (e *Engine) WaitAsync() { e.asyncWG.Wait() }

@@ -101,7 +101,6 @@ type Engine struct {
 	sessions sync.Map
 	// pending maps session_id → *asyncQueue: finished async hooks' texts for the next turn.
 	pending sync.Map
-	asyncWG sync.WaitGroup
 	// versions caches harness versions by transcript path; nativeCache the harnesses' own
 	// hook files by path (daemon/harness.go).
 	versions    versionCache

@@ -105,22 +105,6 @@ func (c *Client) Send(req *Request) error {
 	return nil
 }
 
-// Next reads the next frame of the current answer.
-func (c *Client) Next() (*Frame, error) {
-	line, err := c.r.ReadLine()
-	if err != nil {
-		if errors.Is(err, io.EOF) {
-			return nil, fmt.Errorf("reading frame: daemon closed the connection: %w", io.ErrUnexpectedEOF)
-		}
-		return nil, fmt.Errorf("reading frame: %w", err)
-	}
-	var f Frame
-	if err := json.Unmarshal(line, &f); err != nil {
-		return nil, fmt.Errorf("decoding frame: %w", err)
-	}
-	return &f, nil
-}
-
 // Do sends req and reads its answer, calling onFrame (if non-nil) for every frame,
 // including the terminal one. It returns the terminal frame; an "error" frame is returned
 // as its *Error. The context's deadline bounds the whole exchange.

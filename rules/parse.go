@@ -167,6 +167,8 @@ func parse(text string, list List, origin Origin) (*Rule, error) {
 // Glob(…) path rules (2.1.210 warns about them). The loader turns it into a warning
 // instead of rejecting the settings file: rejecting would drop the file's hooks and
 // other rules over a rule that has no effect in Claude Code either.
+//
+//lint:ignore ST1005 "Claude Code" is a name, not the start of a sentence.
 var ErrIgnored = errors.New("Claude Code ignores this rule")
 
 const ignoredPrefix = "\x00ignored:"

@@ -130,10 +130,9 @@ func Files(path string) ([]string, error) {
 
 // tail is what the end of a file holds.
 type tail struct {
-	first []byte // the first line (for Sealed.FirstSeq); only when asked
-	last  []byte // the last complete line, without its newline; nil if none
-	good  int64  // bytes up to and including the last good line's newline
-	torn  []byte // what follows: a partial line, or a last line that is not JSON
+	last []byte // the last complete line, without its newline; nil if none
+	good int64  // bytes up to and including the last good line's newline
+	torn []byte // what follows: a partial line, or a last line that is not JSON
 }
 
 // readTail reads the end of f (size bytes). A last line without its newline is torn; so

@@ -782,15 +782,6 @@ func (s *Store) Status() ([]protocol.SourceStatus, []protocol.ProjectStatus) {
 	return files, projects
 }
 
-// ProjectGeneration returns the generation of project's current snapshot (0 if unknown).
-func (s *Store) ProjectGeneration(project string) uint64 {
-	p, ok := (*s.projects.Load())[project]
-	if !ok {
-		return 0
-	}
-	return p.gen.Load()
-}
-
 // DiffSnapshots summarises what changed between two snapshots, per event:
 // "PreToolUse: +1 -0 ~1".
 func DiffSnapshots(old, new *configs.Snapshot) []string {
