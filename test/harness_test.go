@@ -364,16 +364,7 @@ func (e *Env) Payload(event string, fields map[string]any) string {
 }
 
 // Eventually polls cond until it holds or the timeout passes.
-func Eventually(t testing.TB, timeout time.Duration, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(timeout)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out after %v waiting for %s", timeout, what)
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
-}
+var Eventually = testutil.WaitFor
 
 type syncBuffer struct {
 	mu sync.Mutex

@@ -3,7 +3,6 @@ package runner
 import (
 	"bytes"
 	"context"
-	"github.com/hookd/hookd/test/testutil"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -11,19 +10,12 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/hookd/hookd/test/testutil"
 )
 
 // poll waits until cond holds, failing the test after timeout.
-func poll(t testing.TB, timeout time.Duration, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(timeout)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out after %v waiting for %s", timeout, what)
-		}
-		time.Sleep(2 * time.Millisecond)
-	}
-}
+var poll = testutil.WaitFor
 
 // stat reads one of the pool's prewarm figures by its status name.
 func stat(p *Pool, name string) uint64 {

@@ -13,17 +13,13 @@ import (
 	"time"
 
 	"github.com/fsnotify/fsnotify"
+
+	"github.com/hookd/hookd/test/testutil"
 )
 
 func eventually(t *testing.T, what string, cond func() bool) {
 	t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting for %s", what)
-		}
-		time.Sleep(2 * time.Millisecond)
-	}
+	testutil.WaitFor(t, 10*time.Second, what, cond)
 }
 
 func (w *world) watch(t *testing.T, opt WatchOptions) *Watcher {
