@@ -21,85 +21,115 @@ func ReplaceTopLevel(payload []byte, key string, value json.RawMessage) ([]byte,
 	if !json.Valid(value) {
 		return nil, errors.New("replace top-level member: value is not valid JSON")
 	}
-	if !json.Valid(payload) {
-		return nil, errors.New("replace top-level member: payload is not valid JSON")
+	members, closing, err := TopLevelMembers(payload)
+	if err != nil {
+		return nil, fmt.Errorf("replace top-level member: %w", err)
 	}
 	var cv bytes.Buffer
 	_ = json.Compact(&cv, value)
 	val := cv.Bytes()
 
-	s := scanner{b: payload}
+	var out bytes.Buffer
+	out.Grow(len(payload) + len(val) + len(key) + 4)
+	prev, hit := 0, false
+	for _, m := range members {
+		if m.Key == key {
+			out.Write(payload[prev:m.ValStart])
+			out.Write(val)
+			prev, hit = m.ValEnd, true
+		}
+	}
+	if hit {
+		out.Write(payload[prev:])
+		return out.Bytes(), nil
+	}
+	kb, err := json.Marshal(key)
+	if err != nil {
+		return nil, fmt.Errorf("replace top-level member: %w", err)
+	}
+	at := closing // {} or { }: insert right before '}'
+	if len(members) > 0 {
+		at = members[len(members)-1].ValEnd // after the last value, before any whitespace and '}'
+	}
+	out.Write(payload[:at])
+	if len(members) > 0 {
+		out.WriteByte(',')
+	}
+	out.Write(kb)
+	out.WriteByte(':')
+	out.Write(val)
+	out.Write(payload[at:])
+	return out.Bytes(), nil
+}
+
+// Member is one top-level member of a JSON object, located in the object's text.
+type Member struct {
+	Key      string // unescaped ("tool\u005finput" is tool_input)
+	KeyStart int    // the key's opening quote
+	// ValStart and ValEnd delimit the value: data[ValStart:ValEnd].
+	ValStart, ValEnd int
+	// CommaBefore and CommaAfter are the offsets of the commas that separate the member
+	// from its neighbours; -1 when there is none.
+	CommaBefore, CommaAfter int
+}
+
+// TopLevelMembers returns the top-level members of the JSON object in data, in order,
+// duplicates included, and the offset of its closing brace. It is the one reader of
+// object structure for the code that edits JSON text in place (the sequential
+// pipeline's tool_input, the installer's settings files): every byte outside the member
+// being edited stays the author's.
+func TopLevelMembers(data []byte) ([]Member, int, error) {
+	if !json.Valid(data) {
+		var v json.RawMessage
+		if err := json.Unmarshal(data, &v); err != nil { // the detail, on the error path only
+			return nil, 0, fmt.Errorf("not valid JSON: %w", err)
+		}
+		return nil, 0, errors.New("not valid JSON")
+	}
+	s := scanner{b: data}
 	s.ws()
-	if s.i >= len(payload) || payload[s.i] != '{' {
-		return nil, errors.New("replace top-level member: payload is not a JSON object")
+	if data[s.i] != '{' {
+		return nil, 0, errors.New("not a JSON object")
 	}
 	s.i++
-	type span struct{ from, to int }
-	var hits []span
-	lastValueEnd := -1 // end of the last member's value; -1 for an empty object
+	var out []Member
 	for {
 		s.ws()
-		if payload[s.i] == '}' {
+		if data[s.i] == '}' {
 			break
 		}
-		if payload[s.i] == ',' {
+		comma := -1
+		if data[s.i] == ',' {
+			comma = s.i
 			s.i++
 			s.ws()
 		}
 		ks := s.i
 		s.skipString()
-		k := payload[ks:s.i]
+		m := Member{Key: unquoteKey(data[ks:s.i]), KeyStart: ks, CommaBefore: comma, CommaAfter: -1}
 		s.ws()
 		s.i++ // ':'
 		s.ws()
-		vs := s.i
+		m.ValStart = s.i
 		s.skipValue()
-		if keyEquals(k, key) {
-			hits = append(hits, span{vs, s.i})
+		m.ValEnd = s.i
+		if len(out) > 0 {
+			out[len(out)-1].CommaAfter = comma
 		}
-		lastValueEnd = s.i
+		out = append(out, m)
 	}
-	closing := s.i
-
-	var out bytes.Buffer
-	out.Grow(len(payload) + len(val) + len(key) + 4)
-	if len(hits) == 0 {
-		kb, err := json.Marshal(key)
-		if err != nil {
-			return nil, fmt.Errorf("replace top-level member: %w", err)
-		}
-		at := closing // {} or { }: insert right before '}'
-		if lastValueEnd >= 0 {
-			at = lastValueEnd // after the last value, before any whitespace and '}'
-		}
-		out.Write(payload[:at])
-		if lastValueEnd >= 0 {
-			out.WriteByte(',')
-		}
-		out.Write(kb)
-		out.WriteByte(':')
-		out.Write(val)
-		out.Write(payload[at:])
-		return out.Bytes(), nil
-	}
-	prev := 0
-	for _, h := range hits {
-		out.Write(payload[prev:h.from])
-		out.Write(val)
-		prev = h.to
-	}
-	out.Write(payload[prev:])
-	return out.Bytes(), nil
+	return out, s.i, nil
 }
 
-// keyEquals compares a raw JSON string token with key, unescaping only when needed.
-func keyEquals(raw []byte, key string) bool {
+// unquoteKey returns the text of a raw JSON string token, unescaping only when needed.
+func unquoteKey(raw []byte) string {
 	inner := raw[1 : len(raw)-1]
 	if bytes.IndexByte(inner, '\\') < 0 {
-		return string(inner) == key
+		return string(inner)
 	}
 	var k string
-	return json.Unmarshal(raw, &k) == nil && k == key
+	_ = json.Unmarshal(raw, &k) // valid: json.Valid accepted the whole document
+	return k
 }
 
 // scanner walks JSON that json.Valid has accepted, so it needs no error handling.

@@ -5,8 +5,9 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"strings"
+
+	"github.com/hookd/hookd/events"
 )
 
 // The installer edits Claude Code's settings files, which people write by hand and
@@ -68,33 +69,13 @@ func (o object) without(key string) object {
 
 // parseObject reads a JSON object keeping key order and raw values.
 func parseObject(data []byte) (object, error) {
-	dec := json.NewDecoder(bytes.NewReader(data))
-	dec.UseNumber()
-	tok, err := dec.Token()
+	members, _, err := events.TopLevelMembers(data)
 	if err != nil {
 		return nil, err
 	}
-	if d, ok := tok.(json.Delim); !ok || d != '{' {
-		return nil, errors.New("not a JSON object")
-	}
-	o := object{}
-	for dec.More() {
-		tok, err := dec.Token()
-		if err != nil {
-			return nil, err
-		}
-		key, _ := tok.(string)
-		var raw json.RawMessage
-		if err := dec.Decode(&raw); err != nil {
-			return nil, err
-		}
-		o = append(o, member{key, compact(raw)})
-	}
-	if _, err := dec.Token(); err != nil { // the closing brace
-		return nil, err
-	}
-	if _, err := dec.Token(); err != io.EOF {
-		return nil, errors.New("data after the JSON object")
+	o := make(object, 0, len(members))
+	for _, m := range members {
+		o = append(o, member{m.Key, compact(data[m.ValStart:m.ValEnd])})
 	}
 	return o, nil
 }
@@ -246,27 +227,27 @@ func spliceVerbatim(data []byte, key string, val []byte) ([]byte, error) {
 
 // rawTopLevel returns the exact text of the value of data's top-level member key.
 func rawTopLevel(data []byte, key string) ([]byte, bool) {
-	spans, err := topLevelSpans(data)
+	members, _, err := events.TopLevelMembers(data)
 	if err != nil {
 		return nil, false
 	}
-	for _, sp := range spans {
-		if sp.key == key {
-			return data[sp.valStart:sp.valEnd], true
+	for _, m := range members {
+		if m.Key == key {
+			return data[m.ValStart:m.ValEnd], true
 		}
 	}
 	return nil, false
 }
 
 func splice(data []byte, key string, val json.RawMessage, verbatim bool) ([]byte, error) {
-	spans, err := topLevelSpans(data)
+	spans, _, err := events.TopLevelMembers(data)
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("settings: %w", err)
 	}
 	unit := indentUnit(data)
-	var hit *span
+	var hit *events.Member
 	for i := range spans {
-		if spans[i].key == key {
+		if spans[i].Key == key {
 			if hit != nil {
 				return nil, fmt.Errorf("the key %q occurs more than once; fix the file first", key)
 			}
@@ -276,20 +257,20 @@ func splice(data []byte, key string, val json.RawMessage, verbatim bool) ([]byte
 	var b bytes.Buffer
 	switch {
 	case hit != nil && val != nil:
-		prefix := lineIndent(data, hit.keyStart)
-		b.Write(data[:hit.valStart])
+		prefix := lineIndent(data, hit.KeyStart)
+		b.Write(data[:hit.ValStart])
 		if verbatim {
 			b.Write(val)
 		} else {
 			b.Write(indent(val, prefix, unit))
 		}
-		b.Write(data[hit.valEnd:])
+		b.Write(data[hit.ValEnd:])
 	case hit != nil: // remove the member and one adjacent comma
-		from, to := hit.memberStart, hit.valEnd
-		if hit.commaAfter >= 0 {
-			to = hit.commaAfter + 1
-		} else if hit.commaBefore >= 0 {
-			from = hit.commaBefore
+		from, to := hit.KeyStart, hit.ValEnd
+		if hit.CommaAfter >= 0 {
+			to = hit.CommaAfter + 1
+		} else if hit.CommaBefore >= 0 {
+			from = hit.CommaBefore
 		}
 		// Drop the line the member stood on when it had one to itself.
 		ls := bytes.LastIndexByte(data[:from], '\n')
@@ -313,91 +294,17 @@ func splice(data []byte, key string, val json.RawMessage, verbatim bool) ([]byte
 			break
 		}
 		last := spans[len(spans)-1]
-		prefix := lineIndent(data, last.keyStart)
-		b.Write(data[:last.valEnd])
+		prefix := lineIndent(data, last.KeyStart)
+		b.Write(data[:last.ValEnd])
 		b.WriteString(",\n" + prefix)
 		b.Write(str(key))
 		b.WriteString(": ")
 		b.Write(indent(val, prefix, unit))
-		b.Write(data[last.valEnd:])
+		b.Write(data[last.ValEnd:])
 	default:
 		return data, nil
 	}
 	return b.Bytes(), nil
-}
-
-type span struct {
-	key                     string
-	memberStart, keyStart   int
-	valStart, valEnd        int
-	commaBefore, commaAfter int
-}
-
-// topLevelSpans finds each top-level member of the object in data: where its key
-// starts and where its value starts and ends.
-func topLevelSpans(data []byte) ([]span, error) {
-	dec := json.NewDecoder(bytes.NewReader(data))
-	tok, err := dec.Token()
-	if err != nil {
-		return nil, err
-	}
-	if d, ok := tok.(json.Delim); !ok || d != '{' {
-		return nil, errors.New("settings must be a JSON object")
-	}
-	var out []span
-	prevEnd := int(dec.InputOffset())
-	for dec.More() {
-		tok, err := dec.Token()
-		if err != nil {
-			return nil, err
-		}
-		key, _ := tok.(string)
-		keyEnd := int(dec.InputOffset())
-		var raw json.RawMessage
-		if err := dec.Decode(&raw); err != nil {
-			return nil, err
-		}
-		valEnd := int(dec.InputOffset())
-		valStart := valEnd - len(raw)
-		sp := span{key: key, valStart: valStart, valEnd: valEnd, commaBefore: -1, commaAfter: -1}
-		// The key token ends at keyEnd; its opening quote is the last '"' … scan back
-		// over the key's text from the colon.
-		colon := bytes.LastIndexByte(data[:valStart], ':')
-		sp.keyStart = keyStartBefore(data, colon)
-		sp.memberStart = sp.keyStart
-		if c := bytes.LastIndexByte(data[prevEnd:sp.keyStart], ','); c >= 0 {
-			sp.commaBefore = prevEnd + c
-		}
-		_ = keyEnd
-		if len(out) > 0 && sp.commaBefore >= 0 {
-			out[len(out)-1].commaAfter = sp.commaBefore
-		}
-		out = append(out, sp)
-		prevEnd = valEnd
-	}
-	return out, nil
-}
-
-// keyStartBefore finds the opening quote of the key whose closing quote precedes the
-// colon at i.
-func keyStartBefore(data []byte, colon int) int {
-	j := colon - 1
-	for j >= 0 && (data[j] == ' ' || data[j] == '\t' || data[j] == '\n' || data[j] == '\r') {
-		j--
-	}
-	// data[j] is the closing quote; walk back to an unescaped opening quote.
-	for k := j - 1; k >= 0; k-- {
-		if data[k] == '"' {
-			bs := 0
-			for m := k - 1; m >= 0 && data[m] == '\\'; m-- {
-				bs++
-			}
-			if bs%2 == 0 {
-				return k
-			}
-		}
-	}
-	return 0
 }
 
 // lineIndent is the whitespace at the start of the line holding offset i.
