@@ -84,6 +84,12 @@ lint: ## go vet, staticcheck and gofmt
 	$(STATICCHECK) ./...
 	$(STATICCHECK) -tags e2e ./test/e2e/
 	$(STATICCHECK) -tags fleet ./test/
+	@# Import promises (docs/architecture.md): hookc links only protocol; runner and audit
+	@# link no hookd package outside their own directory.
+	@bad=$$($(GO) list -deps ./cmd/hookc | grep '^github.com/hookd/hookd/' | grep -vx 'github.com/hookd/hookd/\(cmd/hookc\|protocol\)'); \
+	for p in daemon/runner daemon/audit; do \
+		bad="$$bad $$($(GO) list -deps ./$$p | grep '^github.com/hookd/hookd/' | grep -v "^github.com/hookd/hookd/$$p")"; \
+	done; if [ -n "$$(echo $$bad)" ]; then echo "forbidden imports: $$bad"; exit 1; fi
 	@out=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
 
 clean: ## remove build output
