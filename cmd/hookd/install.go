@@ -39,18 +39,9 @@ Claude Code file is backed up beside itself first (settings.json.hookd-backup-<t
 				if err != nil {
 					return err
 				}
-				fwd := c.String("hookc")
-				if fwd == "" {
-					if fwd, err = defaultHookc(); err != nil {
-						return err
-					}
-				} else if strings.Contains(fwd, "/") {
-					// A relative path would depend on the directory Claude Code runs in.
-					if fwd, err = filepath.Abs(fwd); err != nil {
-						return err
-					}
+				if o.Forwarder, err = forwarderFlag(c); err != nil {
+					return err
 				}
-				o.Forwarder = shellQuote(fwd)
 				p, err := install.PlanInstall(o)
 				if err != nil {
 					return err
@@ -179,4 +170,21 @@ func shellQuote(s string) string {
 		return s
 	}
 	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
+}
+
+// forwarderFlag is the --hookc flag as it goes into a harness's hook command: the hookc
+// next to this hookd by default, an absolute path for a relative one (a relative path
+// would depend on the directory the harness runs in), shell-quoted.
+func forwarderFlag(c *cli.Context) (string, error) {
+	fwd := c.String("hookc")
+	var err error
+	if fwd == "" {
+		fwd, err = defaultHookc()
+	} else if strings.Contains(fwd, "/") {
+		fwd, err = filepath.Abs(fwd)
+	}
+	if err != nil {
+		return "", err
+	}
+	return shellQuote(fwd), nil
 }

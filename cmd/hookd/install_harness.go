@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"strings"
 
 	"github.com/urfave/cli/v2"
 
@@ -54,17 +53,9 @@ See docs/harnesses/%[1]s.md.`, name, file)
 				if err != nil {
 					return err
 				}
-				fwd := c.String("hookc")
-				if fwd == "" {
-					if fwd, err = defaultHookc(); err != nil {
-						return err
-					}
-				} else if strings.Contains(fwd, "/") {
-					if fwd, err = filepath.Abs(fwd); err != nil {
-						return err
-					}
+				if o.Forwarder, err = forwarderFlag(c); err != nil {
+					return err
 				}
-				o.Forwarder = shellQuote(fwd)
 				p, err := install.PlanInstallHarness(o)
 				if err != nil {
 					return err
