@@ -514,11 +514,12 @@ func LogRecord(en audit.Entry, observed uint64) *logspb.LogRecord {
 	addS("hookd.reason", r.Reason)
 	if ra := r.RuleAnswer; ra != nil {
 		add("hookd.rule_answer", kvlist(kvS("decision", ra.Decision), kvS("rule", ra.Rule), kvS("list", ra.List),
-			kvS("file", ra.File), kvS("source", ra.Source)))
+			kvS("file", ra.File), kvS("source", ra.Source), kvS("command", ra.Command), kvS("unresolved", ra.Unresolved)))
 	}
 	if o := r.Override; o != nil {
 		add("hookd.override", kvlist(kvS("hook_decision", o.HookDecision), kvS("final", o.Final), kvS("rule", o.Rule),
-			kvS("list", o.List), kvS("file", o.File), kvS("source", o.Source)))
+			kvS("list", o.List), kvS("file", o.File), kvS("source", o.Source), kvS("command", o.Command),
+			kvS("unresolved", o.Unresolved)))
 	}
 	if r.Kind == audit.KindDecision {
 		add("hookd.exit_code", i64(int64(r.ExitCode)))

@@ -76,8 +76,10 @@ func entry(seq uint64, decision string) audit.Entry {
 	r := &audit.Record{V: 1, Kind: audit.KindDecision, Time: time.Unix(1700000000, 5), Seq: seq, PrevHash: "ab",
 		DecisionID: "01ID" + decision, Event: "PreToolUse", SessionID: "s1", ToolName: "Bash", Decision: decision,
 		Reason: "r", Caller: &audit.Caller{UID: 1000, PID: 7, Client: "hookc"}, Revision: "rev",
-		Hooks:    []audit.Hook{{ID: "h", Source: "user", File: "/home/u/.claude/settings.json", Outcome: "blocked", ExitCode: &code, DurationMS: 3}},
-		Override: &audit.Override{HookDecision: "allow", Final: "deny", Rule: "Bash(rm:*)", List: "deny", File: "/etc/x"}}
+		Hooks: []audit.Hook{{ID: "h", Source: "user", File: "/home/u/.claude/settings.json", Outcome: "blocked", ExitCode: &code, DurationMS: 3}},
+		Override: &audit.Override{HookDecision: "allow", Final: "deny", Rule: "Bash(rm:*)", List: "deny", File: "/etc/x",
+			Command: "rm f", Unresolved: "command name is not a literal: `$x`"},
+		RuleAnswer: &audit.Rule{Decision: "deny", Rule: "Bash(x)", List: "deny", Command: "x y", Unresolved: "u"}}
 	return audit.Entry{Record: r, Line: []byte(`{"seq":` + "1" + `}`)}
 }
 
@@ -131,6 +133,26 @@ func TestExportWireFormats(t *testing.T) {
 		for _, k := range []string{"hookd.decision_id", "hookd.seq", "session.id", "hookd.hooks", "hookd.override", "hookd.harness", "hookd.revision", "hookd.reason"} {
 			if attrs[k] == "" {
 				t.Errorf("%s: attribute %s missing", tc.proto, k)
+			}
+		}
+		// The rule override and the rule answer carry the simple command the rule matched
+		// and what hookd could not resolve when it failed closed.
+		for attr, want := range map[string]map[string]string{
+			"hookd.override":    {"rule": "Bash(rm:*)", "command": "rm f", "unresolved": "command name is not a literal: `$x`", "file": "/etc/x"},
+			"hookd.rule_answer": {"rule": "Bash(x)", "command": "x y", "unresolved": "u"},
+		} {
+			got := map[string]string{}
+			for _, a := range lrs[0].Attributes {
+				if a.Key == attr {
+					for _, kv := range a.Value.GetKvlistValue().GetValues() {
+						got[kv.Key] = kv.Value.GetStringValue()
+					}
+				}
+			}
+			for k, v := range want {
+				if got[k] != v {
+					t.Errorf("%s: %s.%s = %q, want %q", tc.proto, attr, k, got[k], v)
+				}
 			}
 		}
 		if lrs[0].Body.GetStringValue() != `{"seq":1}` {

@@ -213,6 +213,8 @@ func Format(e audit.Entry, facility int, hostname, app string, pid, max int) []b
 		param("revision", r.Revision)
 		if o := r.Override; o != nil {
 			param("override_rule", o.Rule)
+			param("override_command", capUTF8(o.Command, 256))
+			param("override_unresolved", capUTF8(o.Unresolved, 256))
 		}
 		if len(r.Reason) > 0 {
 			param("reason", capUTF8(r.Reason, 256))

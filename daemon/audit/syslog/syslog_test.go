@@ -15,7 +15,9 @@ var rfc5424 = regexp.MustCompile(`^<(\d{1,3})>1 (\S+) (\S+) (\S+) (\d+) (\S+) (\
 func TestFormat(t *testing.T) {
 	r := &audit.Record{Kind: audit.KindDecision, Time: time.Date(2026, 1, 2, 3, 4, 5, 123456789, time.UTC), Seq: 42,
 		PrevHash: "ff", DecisionID: "01ABC", Event: "PreToolUse", ToolName: "Bash", Decision: "deny",
-		Reason: `said "no" ] \ here`, Caller: &audit.Caller{UID: 1000, Client: "hookc"}}
+		Reason: `said "no" ] \ here`, Caller: &audit.Caller{UID: 1000, Client: "hookc"},
+		Override: &audit.Override{HookDecision: "allow", Final: "deny", Rule: "Bash(rm:*)", List: "deny",
+			Command: "rm f", Unresolved: "command name is not a literal: `$x`"}}
 	line := []byte(`{"v":1,"kind":"decision","seq":42}`)
 	msg := string(Format(audit.Entry{Record: r, Line: line}, Facilities["auth"], "host a", "hookd", 99, 8192))
 	m := rfc5424.FindStringSubmatch(msg)
@@ -26,7 +28,8 @@ func TestFormat(t *testing.T) {
 		t.Fatalf("header %q", m[1:7])
 	}
 	sd := m[7]
-	for _, want := range []string{`[hookd@32473 `, `seq="42"`, `decision_id="01ABC"`, `decision="deny"`, `event="PreToolUse"`, `reason="said \"no\" \] \\ here"`} {
+	for _, want := range []string{`[hookd@32473 `, `seq="42"`, `decision_id="01ABC"`, `decision="deny"`, `event="PreToolUse"`, `reason="said \"no\" \] \\ here"`,
+		`override_rule="Bash(rm:*)"`, `override_command="rm f"`, "override_unresolved=\"command name is not a literal: `$x`\""} {
 		if !strings.Contains(sd, want) {
 			t.Errorf("SD %s lacks %s", sd, want)
 		}
