@@ -475,13 +475,18 @@ func TestReloadConfigChangeVeto(t *testing.T) {
 
 func TestReloadOnRequestAndSignal(t *testing.T) {
 	e := startWith(t, "project", versioned("v1"))
-	r := e.Hookd("", "reload")
+	r := e.Hookd("", "reload", "--json")
 	var sum map[string]any
 	if r.Code != 0 || json.Unmarshal([]byte(r.Stdout), &sum) != nil {
-		t.Fatalf("hookd reload: exit %d, %q %q", r.Code, r.Stdout, r.Stderr)
+		t.Fatalf("hookd reload --json: exit %d, %q %q", r.Code, r.Stdout, r.Stderr)
 	}
 	if sum["trigger"] != "request" || sum["files_read"].(float64) < 4 || sum["generation"] == nil {
 		t.Errorf("reload summary = %v", sum)
+	}
+	// Without --json: a table, as `hookd status` prints.
+	r = e.Hookd("", "reload")
+	if r.Code != 0 || !strings.Contains(r.Stdout, "TRIGGER") || !strings.Contains(r.Stdout, "request") || strings.ContainsAny(r.Stdout, "{}\"") {
+		t.Errorf("hookd reload: exit %d, %q %q", r.Code, r.Stdout, r.Stderr)
 	}
 	if err := e.daemon.Process.Signal(syscall.SIGHUP); err != nil {
 		t.Fatal(err)

@@ -106,7 +106,13 @@ func newClient(c *cli.Context) (*protocol.Client, error) {
 	path := c.String("socket")
 	cl, err := protocol.Dial(c.Context, path)
 	if err != nil {
-		return nil, fmt.Errorf("cannot reach hookd at %s (is it running? `hookd serve`): %w", path, errors.Unwrap(err))
+		// The dial error without Dial's own "dial PATH" prefix, which the message repeats;
+		// an error Dial did not wrap (no socket there at all) is shown as it is.
+		cause := err
+		if u := errors.Unwrap(err); u != nil {
+			cause = u
+		}
+		return nil, fmt.Errorf("cannot reach hookd at %s (is it running? `hookd serve`): %w", path, cause)
 	}
 	return cl, nil
 }

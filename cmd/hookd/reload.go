@@ -1,7 +1,10 @@
 package main
 
 import (
+	"bytes"
+	"encoding/json"
 	"fmt"
+	"io"
 
 	"github.com/urfave/cli/v2"
 
@@ -12,13 +15,46 @@ func reloadCommand() *cli.Command {
 	return &cli.Command{
 		Name:  "reload",
 		Usage: "make the running daemon re-read every settings file now",
+		Flags: []cli.Flag{&cli.BoolFlag{Name: "json", Usage: "print the summary as JSON (protocol.ReloadSummary)"}},
 		Action: func(c *cli.Context) error {
 			data, err := call(c, protocol.OpReload)
 			if err != nil {
 				return err
 			}
-			fmt.Fprintln(c.App.Writer, string(data))
+			var sum protocol.ReloadSummary
+			if err := json.Unmarshal(data, &sum); err != nil {
+				return fmt.Errorf("decoding reload summary: %w", err)
+			}
+			if c.Bool("json") {
+				// As received, like `hookd status --json`: fields a newer daemon added
+				// are kept.
+				var b bytes.Buffer
+				if err := json.Indent(&b, data, "", "  "); err != nil {
+					return err
+				}
+				fmt.Fprintln(c.App.Writer, b.String())
+				return nil
+			}
+			printReload(c.App.Writer, &sum)
 			return nil
 		},
+	}
+}
+
+// printReload writes a reload summary as `hookd status` writes its parts: one table row
+// of figures, then every changed file, error and refusal on a line of its own, so that a
+// failing file is named in full.
+func printReload(w io.Writer, r *protocol.ReloadSummary) {
+	t := newTable(w, "reload", "TRIGGER", "AT", "TOOK", "FILES READ", "CHANGED", "SWAPPED", "GENERATION", "ERRORS", "REFUSED")
+	t.row(r.Trigger, clock(r.At), r.Took, i(r.FilesRead), i(len(r.Changed)), i(r.Swapped), u(r.Generation), i(len(r.Errors)), i(len(r.Refused)))
+	t.flush()
+	for _, c := range r.Changed {
+		fmt.Fprintf(w, "  changed %s\n", c)
+	}
+	for _, e := range r.Errors {
+		fmt.Fprintf(w, "  ERROR %s\n", e)
+	}
+	for _, rf := range r.Refused {
+		fmt.Fprintf(w, "  REFUSED %s\n", rf)
 	}
 }

@@ -56,3 +56,37 @@ func TestStatusRendersEveryPartWithoutJSON(t *testing.T) {
 		}
 	}
 }
+
+// `hookd reload` renders its summary as text too; every changed file, error and refusal
+// is named.
+func TestReloadRendersWithoutJSON(t *testing.T) {
+	at := time.Date(2026, 11, 23, 14, 0, 0, 0, time.UTC)
+	sum := protocol.ReloadSummary{
+		Trigger: "request", At: at, Took: "59µs", FilesRead: 7, Swapped: 1, Generation: 5,
+		Changed: []string{"/p/.claude/settings.json"},
+		Errors:  []string{"/p/.claude/settings.local.json:3:9: hooks.Stop: expected an array"},
+		Refused: []string{"/p/.claude/settings.json: frozen by policy"},
+	}
+	data, err := json.Marshal(&sum)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got protocol.ReloadSummary
+	if err := json.Unmarshal(data, &got); err != nil {
+		t.Fatal(err)
+	}
+	var b bytes.Buffer
+	printReload(&b, &got)
+	out := b.String()
+	if strings.ContainsAny(out, "{}[]\"") {
+		t.Errorf("reload output has JSON in it:\n%s", out)
+	}
+	for _, want := range []string{
+		"TRIGGER", "request", "59µs", "GENERATION", "changed /p/.claude/settings.json",
+		"ERROR /p/.claude/settings.local.json:3:9: hooks.Stop: expected an array", "REFUSED /p/.claude/settings.json: frozen by policy",
+	} {
+		if !strings.Contains(out, want) {
+			t.Errorf("reload output lacks %q:\n%s", want, out)
+		}
+	}
+}
