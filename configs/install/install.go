@@ -46,6 +46,7 @@ import (
 	"github.com/rogpeppe/go-internal/diff"
 
 	"github.com/hookd/hookd/configs"
+	"github.com/hookd/hookd/configs/atomicfile"
 )
 
 // MetaVersion is the version of the "hookd" record in hookd-owned files.
@@ -196,32 +197,13 @@ func fileMode(path string) fs.FileMode {
 }
 
 // writeAtomic writes via a temp file in the same directory and a rename, so a reader
-// (Claude Code's watcher, hookd's) never sees half a file.
+// (Claude Code's watcher, hookd's) never sees half a file, and fsyncs file and directory
+// so an install that reported success survives a crash.
 func writeAtomic(path string, data []byte, mode fs.FileMode) error {
 	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
 		return err
 	}
-	tmp, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".hookd-*")
-	if err != nil {
-		return err
-	}
-	defer os.Remove(tmp.Name())
-	if _, err := tmp.Write(data); err != nil {
-		tmp.Close()
-		return err
-	}
-	if err := tmp.Chmod(mode); err != nil {
-		tmp.Close()
-		return err
-	}
-	if err := tmp.Sync(); err != nil {
-		tmp.Close()
-		return err
-	}
-	if err := tmp.Close(); err != nil {
-		return err
-	}
-	return os.Rename(tmp.Name(), path)
+	return atomicfile.Write(path, data, mode, true)
 }
 
 // readOptional returns a file's bytes, or nil when it does not exist.

@@ -14,6 +14,8 @@ import (
 
 	"go.uber.org/zap"
 	"golang.org/x/mod/sumdb/note"
+
+	"github.com/hookd/hookd/configs/atomicfile"
 )
 
 // Signed checkpoints.
@@ -246,7 +248,7 @@ func (l *Log) appendCheckpoint(now time.Time) error {
 		return p.err
 	}
 	c.last, c.covered = now, p.seq
-	if err := writeFileAtomic(CheckpointPath(l.opts.Path), msg, l.opts.Fsync != FsyncNever); err != nil {
+	if err := atomicfile.Write(CheckpointPath(l.opts.Path), msg, 0o600, l.opts.Fsync != FsyncNever); err != nil {
 		l.log.Warn("saving the newest checkpoint", zap.Error(err))
 	}
 	l.mu.Lock()

@@ -16,6 +16,8 @@ import (
 	"time"
 
 	"go.uber.org/zap"
+
+	"github.com/hookd/hookd/configs/atomicfile"
 )
 
 // Head is the chain head file: where the chain ends, and the last record of every
@@ -239,7 +241,7 @@ func (l *Log) reopen(first bool) error {
 		return fmt.Errorf("opening audit log: %w", err)
 	}
 	if created {
-		_ = syncDir(l.dir)
+		_ = atomicfile.SyncDir(l.dir)
 	}
 	fi, err := f.Stat()
 	if err != nil {
@@ -421,7 +423,7 @@ func (l *Log) writeHead() error {
 		return err
 	}
 	path := HeadPath(l.opts.Path)
-	if err := writeFileAtomic(path, append(prefix, rest...), l.opts.Fsync != FsyncNever); err != nil {
+	if err := atomicfile.Write(path, append(prefix, rest...), 0o600, l.opts.Fsync != FsyncNever); err != nil {
 		return fmt.Errorf("writing audit head: %w", err)
 	}
 	l.closeHeadFile()
@@ -544,46 +546,6 @@ func (l *Log) Head() Head {
 	return h
 }
 
-// writeFileAtomic replaces path with data (temp file, rename); with durable it fsyncs
-// the temp file before the rename and the directory after it, so that once it returns
-// the new contents survive a power loss.
-func writeFileAtomic(path string, data []byte, durable bool) error {
-	tmp := path + ".tmp"
-	f, err := os.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o600)
-	if err != nil {
-		return err
-	}
-	if _, err := f.Write(data); err != nil {
-		f.Close()
-		return err
-	}
-	if durable {
-		if err := f.Sync(); err != nil {
-			f.Close()
-			return err
-		}
-	}
-	if err := f.Close(); err != nil {
-		return err
-	}
-	if err := os.Rename(tmp, path); err != nil {
-		return err
-	}
-	if !durable {
-		return nil
-	}
-	return syncDir(filepath.Dir(path))
-}
-
-func syncDir(dir string) error {
-	d, err := os.Open(dir)
-	if err != nil {
-		return err
-	}
-	defer d.Close()
-	return d.Sync()
-}
-
 // nextFileNo is the number the current file gets when rotated.
 func (l *Log) nextFileNo() int {
 	n := 0
@@ -631,7 +593,7 @@ func (l *Log) rotate() error {
 		return err
 	}
 	l.f, l.fi, l.size = f, fi, 0
-	_ = syncDir(l.dir)
+	_ = atomicfile.SyncDir(l.dir)
 	if r := l.opts.Retain; r > 0 {
 		for len(l.head.Sealed) > r {
 			s := l.head.Sealed[0]

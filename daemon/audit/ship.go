@@ -15,6 +15,8 @@ import (
 	"time"
 
 	"go.uber.org/zap"
+
+	"github.com/hookd/hookd/configs/atomicfile"
 )
 
 // Entry is one record handed to a Sink: the decoded record and the exact line it was
@@ -182,7 +184,7 @@ func (s *Shipper) readCursor() (uint64, bool) {
 
 func (s *Shipper) writeCursor(seq uint64) {
 	data, _ := json.Marshal(cursorFile{Seq: seq, Updated: time.Now().UTC()})
-	if err := writeFileAtomic(s.cursor, data, false); err != nil {
+	if err := atomicfile.Write(s.cursor, data, 0o600, false); err != nil {
 		// The records are exported; a lost cursor only means they are sent again. Not
 		// fsynced for the same reason: after a power loss the shipper resends from an
 		// older cursor (or, if the file is unreadable, from the start of the log).
