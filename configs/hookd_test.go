@@ -148,3 +148,70 @@ func TestIsForwarder(t *testing.T) {
 		t.Error("exec form: the command itself is the program")
 	}
 }
+
+// A managed drop-in that forwards to hookc and sets allowManagedHooksOnly (`hookd install
+// claude-code --scope managed`) routes: Claude Code runs only managed hooks, so hookd runs
+// the command and http hooks of every other file — its own flag does not stop them — and
+// leaves the other managed hooks to Claude Code. The flag set by any other managed file
+// keeps its meaning; a forwarder without the flag does not make a routing drop-in.
+func TestManagedRoutingDropIn(t *testing.T) {
+	const dropIn = `{"allowManagedHooksOnly": true, "hooks": {"PreToolUse": [{"matcher": "*", "hooks": [{"type": "command", "command": "/usr/bin/hookc", "timeout": 600}]}]}}`
+	tests := []struct {
+		name        string
+		dropIn      string
+		adminFlag   bool
+		wantRun     []string
+		wantRouted  bool
+		wantNotRun  []string
+		managedOnly bool
+	}{
+		// settings.json's hooks added after a user-scope install are hookd's again: Claude
+		// Code no longer runs them.
+		{"routing drop-in", dropIn, false, []string{"user-after-install", "moved-user", "project", "local"}, true, []string{"prompt"}, false},
+		// Claude Code runs only managed hooks, and runs them itself: nothing is left to hookd.
+		{"admin sets the flag too", dropIn, true, []string{}, true, nil, true},
+		// Not a routing drop-in: the usual rules (what is left beside hookd.json is Claude
+		// Code's; hookd runs the rest).
+		{"forwarder without the flag", strings.Replace(dropIn, `"allowManagedHooksOnly": true, `, "", 1), false,
+			[]string{"managed", "moved-user", "project", "local"}, false, []string{"prompt"}, false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			tr := newTree(t)
+			admin := hooksJSON("PreToolUse", "", "managed")
+			if tt.adminFlag {
+				admin = strings.Replace(admin, "{", `{"allowManagedHooksOnly": true, `, 1)
+			}
+			tr.set(t, "managed", admin)
+			dropPath := tr.set(t, "managed.d:50-hookd.json", tt.dropIn)
+			// A user-scope install from before: its forwarder stays in settings.json (Claude
+			// Code does not run it under the flag), its hooks in hookd.json.
+			tr.set(t, "user", `{"hooks": {"PreToolUse": [{"matcher": "*", "hooks": [
+				{"type": "command", "command": "/usr/bin/hookc"},
+				{"type": "command", "command": "user-after-install"}]}]}}`)
+			write(t, filepath.Join(tr.src.Home, ".claude", "hookd.json"), `{"hookd": {"version": 1, "forwarder": "/usr/bin/hookc"},
+				"hooks": {"PreToolUse": [{"hooks": [{"type": "command", "command": "moved-user"}]}]}}`)
+			tr.set(t, "project", `{"hooks": {"PreToolUse": [{"hooks": [{"type": "command", "command": "project"}, {"type": "prompt", "prompt": "judge"}]}]}}`)
+			tr.set(t, "local", hooksJSON("PreToolUse", "Bash", "local"))
+			s := tr.compile(t)
+			run, notRun := s.Match(Query{Event: ev(t, "PreToolUse"), MatchValue: "Bash", Tool: bashCall("ls")})
+			if got := commands(run); !reflect.DeepEqual(got, tt.wantRun) {
+				t.Errorf("run = %v, want %v", got, tt.wantRun)
+			}
+			if gn := commands(notRun); !reflect.DeepEqual(gn, append([]string{}, tt.wantNotRun...)) {
+				t.Errorf("notRun = %v, want %v", gn, tt.wantNotRun)
+			}
+			if (s.RoutedBy == dropPath) != tt.wantRouted || s.ManagedOnly != tt.managedOnly {
+				t.Errorf("RoutedBy = %q, ManagedOnly = %v", s.RoutedBy, s.ManagedOnly)
+			}
+			for _, h := range s.HandlersFor("PreToolUse") {
+				if h.Command == "managed" && tt.wantRouted && !tt.managedOnly && !strings.Contains(s.Reason(h), "run by Claude Code") {
+					t.Errorf("managed hook reason %q", s.Reason(h))
+				}
+				if h.Type == "prompt" && tt.wantRouted && !tt.managedOnly && !strings.Contains(s.Reason(h), "allowManagedHooksOnly") {
+					t.Errorf("prompt hook reason %q", s.Reason(h))
+				}
+			}
+		})
+	}
+}

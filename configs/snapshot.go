@@ -32,7 +32,15 @@ type Snapshot struct {
 	// are off as well.
 	DisableManagedToo bool
 	// ManagedOnly: a managed file sets allowManagedHooksOnly; only managed hooks run.
+	// A routing drop-in's own allowManagedHooksOnly (see RoutedBy) does not count: it
+	// is there to stop Claude Code from running the hooks hookd runs.
 	ManagedOnly bool
+	// RoutedBy is the managed file through which Claude Code forwards events to hookd
+	// (`hookd install claude-code --scope managed`): a managed file with a hookc
+	// forwarder, in effect because allowManagedHooksOnly is set in managed settings.
+	// Claude Code then runs only managed hooks — the forwarders and the admin's own —
+	// and hookd runs the command and http hooks of every other file. "" otherwise.
+	RoutedBy string
 	// ManagedRulesOnly: a managed file sets allowManagedPermissionRulesOnly.
 	ManagedRulesOnly bool
 
@@ -102,7 +110,18 @@ func Compile(files []*File) *Snapshot {
 	// wins; among files of equal rank the later one (drop-ins override the base file,
 	// later --settings files earlier ones).
 	disableRank, disableFrom := -1, ""
-	var disableManaged bool
+	var disableManaged, ccManagedOnly bool
+	routing := map[*File]bool{} // managed files holding a hookc forwarder
+	for _, f := range s.Files {
+		if f.Ref.Managed() && f.Ref.Kind == KindManaged {
+			for _, h := range f.Handlers {
+				if h.Type == events.Command && IsForwarder(h.Command, h.Args) {
+					routing[f] = true
+					break
+				}
+			}
+		}
+	}
 	for _, f := range s.Files {
 		st := f.Settings
 		if st == nil {
@@ -116,7 +135,13 @@ func Compile(files []*File) *Snapshot {
 		}
 		if f.Ref.Managed() {
 			if st.AllowManagedHooksOnly != nil && *st.AllowManagedHooksOnly {
-				s.ManagedOnly = true
+				ccManagedOnly = true // what Claude Code sees
+				if !routing[f] {
+					s.ManagedOnly = true
+				}
+			}
+			if routing[f] && s.RoutedBy == "" {
+				s.RoutedBy = f.Ref.Path
 			}
 			if st.AllowManagedPermissionRulesOnly != nil && *st.AllowManagedPermissionRulesOnly {
 				s.ManagedRulesOnly = true
@@ -131,6 +156,11 @@ func Compile(files []*File) *Snapshot {
 			s.HTTPAllowedEnvVars = appendUnique(s.HTTPAllowedEnvVars, st.HTTPHookAllowedEnvVars...)
 		}
 		s.Warnings = append(s.Warnings, f.Warnings...)
+	}
+	if !ccManagedOnly {
+		// Without the flag Claude Code runs every file's hooks itself: hookd running
+		// them too would run them twice, so a forwarder alone does not route.
+		s.RoutedBy = ""
 	}
 	s.DisableManagedToo = s.DisableAllHooks && disableManaged
 	if s.AllowedHTTPURLs == nil && s.AllowedHTTPURLsSet {
@@ -169,9 +199,11 @@ func Compile(files []*File) *Snapshot {
 	// a hookd-owned file: what is left in them (the forwarder, prompt/agent/mcp_tool
 	// handlers, hooks added after the install) is run by Claude Code itself, so hookd
 	// running it too would run it twice.
+	// Under a managed routing drop-in Claude Code runs none of them (allowManagedHooksOnly),
+	// so they are hookd's again.
 	delegated := map[string]string{}
 	for _, f := range s.Files {
-		if f.Ref.Kind == KindHookd && f.Settings != nil && f.Settings.Hookd != nil {
+		if s.RoutedBy == "" && f.Ref.Kind == KindHookd && f.Settings != nil && f.Settings.Hookd != nil {
 			if p := ClaudePathFor(f.Ref); p != "" {
 				delegated[filepath.Clean(p)] = f.Ref.Path
 			}
@@ -199,6 +231,11 @@ func Compile(files []*File) *Snapshot {
 			reason, blocked := s.reason(h, disableFrom)
 			if movedTo != "" && !blocked {
 				reason, blocked = "run by Claude Code: hookd install claude-code moved this file's command and http hooks to "+movedTo, true
+			}
+			if s.RoutedBy != "" && f.Ref.Kind == KindManaged && !blocked {
+				// Claude Code runs the hooks of its managed files itself, beside the
+				// forwarders: hookd running them too would run them twice.
+				reason, blocked = "run by Claude Code: a managed hook (hookd's managed drop-in "+s.RoutedBy+" routes only the other files' hooks)", true
 			}
 			if reason != "" {
 				s.reasons[h] = reason
@@ -245,6 +282,8 @@ func (s *Snapshot) reason(h *Handler, disableFrom string) (reason string, blocke
 		return "allowManagedHooksOnly is set in managed settings: only managed hooks run", true
 	case h.Type == events.Command && IsForwarder(h.Command, h.Args):
 		return "forwards events to hookd (hookc); hookd never runs it, it would call itself", true
+	case s.RoutedBy != "" && !h.Runnable:
+		return fmt.Sprintf("%s hooks need the harness, and under hookd's managed drop-in (%s, allowManagedHooksOnly) Claude Code does not run them either; not run", h.Type, s.RoutedBy), false
 	case h.If != nil && !h.Event.ToolEvent:
 		return fmt.Sprintf("\"if\" is evaluated only on tool events; never runs on %s", h.Event.Name), true
 	case !h.Runnable:

@@ -29,8 +29,15 @@ hooks, permission rules and every other key stay in Claude Code's file untouched
 reads the moved hooks with their original source (status and audit still say "project" etc.).
 
 Idempotent: run it again after adding hooks to Claude Code's file to move those too. The
-Claude Code file is backed up beside itself first (settings.json.hookd-backup-<time>).
---dry-run prints the diff and writes nothing. See docs/claude-code.md.`,
+Claude Code file is backed up first, into hookd's state directory (<state-dir>/install-backups),
+so nothing new appears beside it. --dry-run prints the diff and writes nothing. See
+docs/claude-code.md.
+
+--scope managed writes one drop-in, <managed-dir>/managed-settings.d/` + install.DropInName + `
+(default managed dir /etc/claude-code, where Claude Code looks on Linux), holding
+allowManagedHooksOnly and a hookc forwarder for every event; no other file is touched.
+Claude Code then runs only managed hooks, and hookd runs the user, project and local hooks
+from their own files. The drop-in is a plain file an MDM can deliver. See docs/fleet.md.`,
 			Flags: append(scopeFlags(),
 				&cli.StringFlag{Name: "hookc", Usage: "forwarder `PATH` written into the hook (default: the hookc next to this hookd)"},
 			),
@@ -62,7 +69,10 @@ func uninstallCommand() *cli.Command {
 			Description: `Puts the original "hooks" of the Claude Code settings file back (equal as JSON; byte for
 byte when the file was not edited since the install) and removes hookd's file. If hooks
 were edited since (in either file), puts back the hooks as they are now: Claude Code's
-file first, then hookd's. Both files are backed up first.`,
+file first, then hookd's. Both files are backed up first (into hookd's state directory); a
+settings file or .claude/ directory the install created is removed again.
+
+--scope managed removes hookd's drop-in (only if it still holds nothing but forwarders).`,
 			Flags: scopeFlags(),
 			Action: func(c *cli.Context) error {
 				o, err := installOptions(c)
@@ -81,16 +91,18 @@ file first, then hookd's. Both files are backed up first.`,
 
 func scopeFlags() []cli.Flag {
 	return []cli.Flag{
-		&cli.StringFlag{Name: "scope", Value: "user", Usage: "which Claude Code settings file: user (~/.claude/settings.json), project (<project>/.claude/settings.json) or local (<project>/.claude/settings.local.json)"},
+		&cli.StringFlag{Name: "scope", Value: "user", Usage: "which Claude Code settings file: user (~/.claude/settings.json), project (<project>/.claude/settings.json), local (<project>/.claude/settings.local.json), or managed (a drop-in <managed-dir>/managed-settings.d/" + install.DropInName + "; no other file is touched)"},
 		&cli.StringFlag{Name: "project", Usage: "project `DIR` for --scope project|local (default: derived from the current directory)"},
 		&cli.BoolFlag{Name: "dry-run", Usage: "print the diff, write nothing"},
 	}
 }
 
 func installOptions(c *cli.Context) (install.Options, error) {
-	o := install.Options{Scope: configs.Kind(c.String("scope")), HookdVersion: daemon.Version}
+	o := install.Options{Scope: configs.Kind(c.String("scope")), HookdVersion: daemon.Version, BackupDir: backupDir(c)}
 	home, _ := os.UserHomeDir()
 	switch o.Scope {
+	case configs.KindManaged:
+		o.Settings = filepath.Join(c.String("managed-dir"), "managed-settings.d", install.DropInName)
 	case configs.KindUser:
 		o.Settings = filepath.Join(c.String("user-dir"), "settings.json")
 	case configs.KindProject, configs.KindLocal:
@@ -112,12 +124,18 @@ func installOptions(c *cli.Context) (install.Options, error) {
 		}
 		o.Settings = filepath.Join(abs, ".claude", name)
 	default:
-		return o, fmt.Errorf("--scope %q: one of user, project, local", o.Scope)
+		return o, fmt.Errorf("--scope %q: one of user, project, local, managed", o.Scope)
 	}
 	if abs, err := filepath.Abs(o.Settings); err == nil {
 		o.Settings = abs
 	}
 	return o, nil
+}
+
+// backupDir is where install and uninstall keep backups: hookd's state directory, so that
+// nothing new appears beside a settings file (in a repository: in `git status`).
+func backupDir(c *cli.Context) string {
+	return filepath.Join(c.String("state-dir"), "install-backups")
 }
 
 // report prints the plan (and its diff with --dry-run) and applies it unless dry.

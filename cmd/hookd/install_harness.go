@@ -70,7 +70,7 @@ See docs/harnesses/%[1]s.md.`, name, file)
 
 func harnessOptions(c *cli.Context, name, dir, file string) (install.HarnessOptions, error) {
 	ad := harness.For(name)
-	o := install.HarnessOptions{Harness: name, Events: ad.Forward, TimeoutUnit: ad.TimeoutUnit, HookdVersion: daemon.Version}
+	o := install.HarnessOptions{Harness: name, Events: ad.Forward, TimeoutUnit: ad.TimeoutUnit, HookdVersion: daemon.Version, BackupDir: backupDir(c)}
 	home, _ := os.UserHomeDir()
 	switch c.String("scope") {
 	case "user":

@@ -37,6 +37,8 @@ type HarnessOptions struct {
 	TimeoutUnit  time.Duration
 	HookdVersion string
 	Now          time.Time
+	// BackupDir: as Options.BackupDir.
+	BackupDir string
 }
 
 // HarnessMeta is the "hookd" record in a harness's hookd.json.
@@ -199,7 +201,7 @@ func PlanInstallHarness(o HarnessOptions) (*Plan, error) {
 			meta.OriginalHooks = compact(raw)
 		}
 		if p.SettingsBefore != nil {
-			p.Backups[o.Settings] = backupName(o.Settings, o.Now)
+			p.Backups[o.Settings] = backupName(o.BackupDir, o.Settings, o.Now)
 			meta.Backup = p.Backups[o.Settings]
 		}
 		meta.InstalledAt = o.Now.UTC().Format(time.RFC3339)
@@ -348,9 +350,9 @@ func PlanUninstallHarness(o HarnessOptions) (*Plan, error) {
 		return nil, err
 	}
 	p.HookdAfter = nil
-	p.Backups[hpath] = backupName(hpath, o.Now)
+	p.Backups[hpath] = backupName(o.BackupDir, hpath, o.Now)
 	if p.SettingsBefore != nil {
-		p.Backups[o.Settings] = backupName(o.Settings, o.Now)
+		p.Backups[o.Settings] = backupName(o.BackupDir, o.Settings, o.Now)
 	}
 	n := 0
 	for _, m := range moved {

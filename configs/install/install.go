@@ -1,6 +1,6 @@
 // Package install moves Claude Code's command and http hooks into hookd and back.
 //
-// `hookd install claude-code --scope S` rewrites one Claude Code settings file (user
+// `hookd install claude-code --scope S` (S user, project or local) rewrites one Claude Code settings file (user
 // ~/.claude/settings.json, project <project>/.claude/settings.json, or local
 // <project>/.claude/settings.local.json):
 //
@@ -25,7 +25,12 @@
 // Install is idempotent: run again, it moves hooks added to the Claude Code file since,
 // refreshes the forwarders (a new hookc path, a timeout raised by a new hook), and
 // otherwise changes nothing. Every write is atomic (temp file and rename; the file mode
-// is kept), and the Claude Code file is backed up beside itself first.
+// is kept), and the Claude Code file is backed up first — into Options.BackupDir (hookd's
+// state directory), so that nothing new appears beside it; uninstall leaves the tree as
+// the install found it (a settings file or directory the install created is removed).
+//
+// The managed scope (managed.go) is different: one drop-in holding forwarders for every
+// event and allowManagedHooksOnly, and no other file touched.
 //
 // "spec §N" means §N of docs/spec/claude-code-hooks-spec.md (docs/spec/README.md).
 package install
@@ -41,6 +46,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"time"
 
 	"github.com/rogpeppe/go-internal/diff"
@@ -65,6 +71,9 @@ type Meta struct {
 	SettingsExisted bool `json:"settings_existed"`
 	// Backup is the copy of the Claude Code file made by the first install.
 	Backup string `json:"backup,omitempty"`
+	// DirCreated: the install created the directory of the Claude Code file (a project's
+	// .claude/); uninstall removes it again when it is empty.
+	DirCreated bool `json:"dir_created,omitempty"`
 	// OriginalHooks is the Claude Code file's "hooks" value before the first install;
 	// absent when it had none.
 	OriginalHooks json.RawMessage `json:"original_hooks,omitempty"`
@@ -85,10 +94,15 @@ func digest(b []byte) string {
 
 // Options say what to install or uninstall.
 type Options struct {
-	// Scope is configs.KindUser, KindProject or KindLocal.
+	// Scope is configs.KindUser, KindProject, KindLocal or KindManaged.
 	Scope configs.Kind
-	// Settings is the Claude Code settings file of that scope.
+	// Settings is the Claude Code settings file of that scope; for KindManaged, hookd's
+	// drop-in in managed-settings.d (see PlanInstall).
 	Settings string
+	// BackupDir is where backups go (hookd's state directory), so that nothing new
+	// appears beside a settings file — in a repository, in `git status`. "" means beside
+	// the file.
+	BackupDir string
 	// Forwarder is the command of the forwarding hook (hookc, by absolute path).
 	Forwarder string
 	// HookdVersion is recorded in the hookd-owned file.
@@ -105,6 +119,9 @@ type Plan struct {
 	HookdBefore, HookdAfter       []byte
 	// Backups maps each file that will be backed up to its backup's path.
 	Backups map[string]string
+	// RemoveDirs are directories the install created, removed after the files when
+	// they are empty.
+	RemoveDirs []string
 	// Summary says what the plan does, one line per fact.
 	Summary []string
 }
@@ -150,6 +167,9 @@ func (p *Plan) Apply() error {
 		if err != nil {
 			return fmt.Errorf("backing up %s: %w", from, err)
 		}
+		if err := os.MkdirAll(filepath.Dir(to), 0o700); err != nil {
+			return fmt.Errorf("backing up %s: %w", from, err)
+		}
 		f, err := os.OpenFile(to, os.O_WRONLY|os.O_CREATE|os.O_EXCL, fileMode(from))
 		if err == nil {
 			_, err = f.Write(data)
@@ -170,7 +190,18 @@ func (p *Plan) Apply() error {
 			return err
 		}
 	}
+	for _, d := range p.RemoveDirs {
+		// Only an empty directory goes: whatever someone put there since stays.
+		if err := os.Remove(d); err != nil && !errors.Is(err, fs.ErrNotExist) && !isNotEmpty(err) {
+			return err
+		}
+	}
 	return nil
+}
+
+func isNotEmpty(err error) bool {
+	var pe *fs.PathError
+	return errors.As(err, &pe) && (errors.Is(pe.Err, syscall.ENOTEMPTY) || errors.Is(pe.Err, syscall.EEXIST))
 }
 
 func writeOrRemove(path string, before, after []byte, mode fs.FileMode) error {
@@ -204,6 +235,11 @@ func writeAtomic(path string, data []byte, mode fs.FileMode) error {
 		return err
 	}
 	return atomicfile.Write(path, data, mode, true)
+}
+
+func isDir(path string) bool {
+	fi, err := os.Stat(path)
+	return err == nil && fi.IsDir()
 }
 
 // readOptional returns a file's bytes, or nil when it does not exist.
@@ -291,9 +327,9 @@ func (o Options) now() time.Time {
 
 func (o Options) check() error {
 	switch o.Scope {
-	case configs.KindUser, configs.KindProject, configs.KindLocal:
+	case configs.KindUser, configs.KindProject, configs.KindLocal, configs.KindManaged:
 	default:
-		return fmt.Errorf("unknown scope %q (user, project or local)", o.Scope)
+		return fmt.Errorf("unknown scope %q (user, project, local or managed)", o.Scope)
 	}
 	if o.Settings == "" {
 		return errors.New("no settings file")
@@ -301,10 +337,16 @@ func (o Options) check() error {
 	return nil
 }
 
-// backupName is a backup path beside path that does not exist yet (an uninstall in the
-// same second as the install must not overwrite the install's backup).
-func backupName(path string, now time.Time) string {
-	base := path + ".hookd-backup-" + now.UTC().Format("20060102T150405Z")
+// backupName is a backup path for path that does not exist yet (an uninstall in the
+// same second as the install must not overwrite the install's backup): in dir, named
+// after path's full name ("home%ana%proj%.claude%settings.json.hookd-backup-<time>"), or
+// beside path when dir is "".
+func backupName(dir, path string, now time.Time) string {
+	base := path
+	if dir != "" {
+		base = filepath.Join(dir, strings.ReplaceAll(strings.TrimPrefix(filepath.Clean(path), string(filepath.Separator)), string(filepath.Separator), "%"))
+	}
+	base += ".hookd-backup-" + now.UTC().Format("20060102T150405Z")
 	name := base
 	for i := 2; ; i++ {
 		if _, err := os.Lstat(name); errors.Is(err, fs.ErrNotExist) {
@@ -324,6 +366,9 @@ func PlanInstall(o Options) (*Plan, error) {
 	}
 	if !configs.IsForwarder(o.Forwarder, nil) {
 		return nil, fmt.Errorf("the forwarder %q does not run a program named hookc; hookd could not tell it from a real hook", o.Forwarder)
+	}
+	if o.Scope == configs.KindManaged {
+		return planInstallManaged(o)
 	}
 	hpath := configs.HookdPathFor(o.Settings, o.Scope)
 	sf, err := readSettings(o.Settings)
@@ -347,6 +392,7 @@ func PlanInstall(o Options) (*Plan, error) {
 		meta = Meta{
 			Version: MetaVersion, Scope: string(o.Scope), InstalledFrom: o.Settings, Forwarder: o.Forwarder,
 			InstalledAt: now.UTC().Format(time.RFC3339), HookdVersion: o.HookdVersion, SettingsExisted: sf.data != nil,
+			DirCreated: !isDir(filepath.Dir(o.Settings)),
 		}
 		if sf.hasHooks {
 			meta.OriginalHooks, _ = sf.top.get("hooks")
@@ -372,7 +418,7 @@ func PlanInstall(o Options) (*Plan, error) {
 	}
 	p.SettingsAfter = sAfter
 	if sf.data != nil && !bytes.Equal(sf.data, sAfter) {
-		p.Backups[o.Settings] = backupName(o.Settings, now)
+		p.Backups[o.Settings] = backupName(o.BackupDir, o.Settings, now)
 		if meta.Backup == "" {
 			meta.Backup = p.Backups[o.Settings]
 		}
@@ -434,6 +480,9 @@ func PlanUninstall(o Options) (*Plan, error) {
 	if err := o.check(); err != nil {
 		return nil, err
 	}
+	if o.Scope == configs.KindManaged {
+		return planUninstallManaged(o)
+	}
 	hpath := configs.HookdPathFor(o.Settings, o.Scope)
 	hf, err := readHookd(hpath)
 	if err != nil {
@@ -472,6 +521,9 @@ func PlanUninstall(o Options) (*Plan, error) {
 	case unchanged && !meta.SettingsExisted && onlyHooks(sf.top):
 		sAfter = nil // the install created the file; remove it again
 		p.Summary = append(p.Summary, fmt.Sprintf("removed %s (the install created it)", o.Settings))
+	case unchanged && meta.Backup != "" && digest(sf.data) == meta.InstalledSHA256 && digestOf(meta.Backup) == meta.OriginalSHA256:
+		sAfter, _ = os.ReadFile(meta.Backup)
+		p.Summary = append(p.Summary, fmt.Sprintf("restored %s byte for byte from %s", o.Settings, meta.Backup))
 	case unchanged && meta.OriginalHooks == nil:
 		if sf.data != nil {
 			if sAfter, err = spliceTopLevel(sf.data, "hooks", nil); err != nil {
@@ -479,9 +531,6 @@ func PlanUninstall(o Options) (*Plan, error) {
 			}
 		}
 		p.Summary = append(p.Summary, fmt.Sprintf("restored %s as it was (it had no hooks)", o.Settings))
-	case unchanged && meta.Backup != "" && digest(sf.data) == meta.InstalledSHA256 && digestOf(meta.Backup) == meta.OriginalSHA256:
-		sAfter, _ = os.ReadFile(meta.Backup)
-		p.Summary = append(p.Summary, fmt.Sprintf("restored %s byte for byte from %s", o.Settings, meta.Backup))
 	case unchanged:
 		sAfter, err = restoreHooks(sf, meta.OriginalHooks)
 		if err != nil {
@@ -506,14 +555,18 @@ func PlanUninstall(o Options) (*Plan, error) {
 		}
 		p.Summary = append(p.Summary, fmt.Sprintf("hooks changed since the install: put %s back into %s (Claude Code's first, then hookd's)",
 			plural(count(hf.hooks), "hook from hookd", "hooks from hookd"), o.Settings))
-		p.Backups[hpath] = backupName(hpath, now)
+		p.Backups[hpath] = backupName(o.BackupDir, hpath, now)
 	}
 	p.SettingsAfter = sAfter
 	p.HookdAfter = nil
 	if sf.data != nil && !sameFile(sf.data, sAfter) {
-		p.Backups[o.Settings] = backupName(o.Settings, now)
+		p.Backups[o.Settings] = backupName(o.BackupDir, o.Settings, now)
 	}
 	p.Summary = append(p.Summary, "removed "+hpath)
+	if meta.DirCreated {
+		p.RemoveDirs = append(p.RemoveDirs, filepath.Dir(o.Settings))
+		p.Summary = append(p.Summary, fmt.Sprintf("removed %s if empty (the install created it)", filepath.Dir(o.Settings)))
+	}
 	for from, to := range p.Backups {
 		p.Summary = append(p.Summary, fmt.Sprintf("backup of %s: %s", filepath.Base(from), to))
 	}
