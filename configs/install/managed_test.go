@@ -144,7 +144,9 @@ func TestProjectInstallLeavesNoFootprint(t *testing.T) {
 		"no .claude":                func(t *testing.T, repo string) {},
 		"tracked .claude":           func(t *testing.T, repo string) { writeFile(t, filepath.Join(repo, ".claude", "settings.json"), mixed) },
 		"tracked, no settings.json": func(t *testing.T, repo string) { writeFile(t, filepath.Join(repo, ".claude", "agents", "a.md"), "x\n") },
-		"tracked, no hooks key":     func(t *testing.T, repo string) { writeFile(t, filepath.Join(repo, ".claude", "settings.json"), "{\n\t\"model\": \"opus\"\n}") },
+		"tracked, no hooks key": func(t *testing.T, repo string) {
+			writeFile(t, filepath.Join(repo, ".claude", "settings.json"), "{\n\t\"model\": \"opus\"\n}")
+		},
 	} {
 		t.Run(name, func(t *testing.T) {
 			repo, backups := t.TempDir(), t.TempDir()
