@@ -84,11 +84,11 @@ lint: ## go vet, staticcheck and gofmt
 	$(STATICCHECK) ./...
 	$(STATICCHECK) -tags e2e ./test/e2e/
 	$(STATICCHECK) -tags fleet ./test/
-	@# Import promises (docs/architecture.md): hookc links only protocol; runner and audit
-	@# link no hookd package outside their own directory but the leaves in LEAF_PKGS, which
-	@# link no hookd package at all (standard library only).
+	@# Import promises (docs/architecture.md): hookc links only protocol; runner, audit and
+	@# rules/shell link no hookd package outside their own directory but the leaves in
+	@# LEAF_PKGS, which link no hookd package at all (standard library only).
 	@bad=$$($(GO) list -deps ./cmd/hookc | grep '^github.com/hookd/hookd/' | grep -vx 'github.com/hookd/hookd/\(cmd/hookc\|protocol\)'); \
-	for p in daemon/runner daemon/audit; do \
+	for p in daemon/runner daemon/audit rules/shell; do \
 		for d in $$($(GO) list -deps ./$$p | grep '^github.com/hookd/hookd/' | grep -v "^github.com/hookd/hookd/$$p"); do \
 			case " $(LEAF_PKGS) " in *" $$d "*) ;; *) bad="$$bad $$d (in $$p)";; esac; \
 		done; \

@@ -1,8 +1,9 @@
 // Package rules implements Claude Code permission rules (spec §8) and the
 // handler `if` filter that shares their grammar (spec §2.1).
 //
-// It is pure: standard library, doublestar and mvdan.cc/sh, no file system access, no
-// per-call compilation. Parse compiles a rule once (the config loader wraps
+// It is pure: standard library, doublestar and its sub-package rules/shell
+// (the Bash analysis, on mvdan.cc/sh), no file system access, no per-call
+// compilation. Parse compiles a rule once (the config loader wraps
 // its error with file, list and index); Set.Evaluate and If.Matches only run
 // compiled values and never panic on any input.
 //
@@ -70,22 +71,14 @@
 // (spec §8). A Read deny rule also blocks the edit tools on that path
 // (2.1.208/2.1.228).
 //
-// Bash commands are parsed with mvdan.cc/sh/v3/syntax (bash dialect) and
-// every simple command the shell would run is found (SplitCommand lists
-// them): in lists, pipelines, subshells, groups, if/case/loops, function
-// bodies, time, coproc, !, [[ ]], arithmetic, command and process
-// substitutions, redirections and unquoted here-documents. For each, the
-// program that runs is resolved: quote removal and $'…' decoding, brace
-// lists, a path also matched by its base name (/usr/bin/env → env), and
-// variables assigned literally earlier in the same script (x=rm; $x f →
-// rm f). Wrapper commands are looked through using one table of their
-// option grammars (wrappers.go: env, sudo, doas, su -c, runuser, setpriv,
-// nice, ionice, nohup, setsid, stdbuf, timeout, time, command, builtin,
-// exec, xargs, parallel, flock, watch, nsenter, unshare, chroot, strace,
-// ltrace, script -c, find -exec/-execdir/-ok/-okdir, trap, busybox), and
-// scripts run by a command are parsed and analysed in turn: sh|bash|zsh|
-// dash|ksh -c STRING, eval, source/. of /dev/stdin, a shell reading a
-// here-document, here-string, /dev/stdin or a pipe. Then:
+// Bash commands are analysed by package [shell] (mvdan.cc/sh/v3/syntax,
+// bash dialect; its documentation lists what is parsed, resolved and looked
+// through): every simple command the shell would run is found — in lists,
+// pipelines, substitutions, functions, behind wrappers such as sudo, env,
+// timeout, xargs and find -exec, and inside literal scripts run by sh -c,
+// eval or a shell reading a here-document — with its program resolved
+// (quotes, $'…', brace lists, base names, variables assigned literally
+// earlier in the same script). [shell.Split] lists them. Then:
 //
 //   - a deny or ask rule matches if it matches any view of any of those
 //     commands (each wrapper layer, by path and by base name, with and

@@ -1,6 +1,10 @@
 package rules
 
-import "strings"
+import (
+	"strings"
+
+	"github.com/hookd/hookd/rules/shell"
+)
 
 // starGlob is the wildcard used by command, specifier and param-value
 // patterns (spec §8 "Bash"): `*` matches any run of characters, spaces
@@ -102,7 +106,7 @@ func matchParts(parts []string, s string) bool {
 }
 
 // matchHoles reports whether some text could match g once every hole
-// (\x00, text unknown until run time) in s is filled in: whether the two
+// (shell.Hole, text unknown until run time) in s is filled in: whether the two
 // star patterns intersect. It is the classic two-pattern walk: a star on
 // either side may stand for any run of the other side, a hole included.
 func (g *starGlob) matchHoles(s string) bool {
@@ -133,7 +137,7 @@ func intersects(parts []string, s string) bool {
 	reach[0] = true
 	// Close row 0 over holes in s (a hole may be empty).
 	for j := 0; j < m; j++ {
-		if reach[j] && s[j] == hole {
+		if reach[j] && s[j] == shell.Hole {
 			reach[j+1] = true
 		}
 	}
@@ -149,7 +153,7 @@ func intersects(parts []string, s string) bool {
 				for k := j; k <= m; k++ {
 					next[k] = true
 				}
-			case j < m && s[j] == hole:
+			case j < m && s[j] == shell.Hole:
 				// The hole produces p[i] and may go on (stays at j), or ends
 				// after it (j+1).
 				next[j] = true
@@ -160,7 +164,7 @@ func intersects(parts []string, s string) bool {
 		}
 		// A hole may be empty: close over holes.
 		for j := 0; j < m; j++ {
-			if next[j] && s[j] == hole {
+			if next[j] && s[j] == shell.Hole {
 				next[j+1] = true
 			}
 		}

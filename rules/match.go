@@ -4,8 +4,11 @@ import (
 	"encoding/json"
 	"path"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
+
+	"github.com/hookd/hookd/rules/shell"
 )
 
 // evalCtx caches what rules need to know about one call, so a command is
@@ -14,7 +17,7 @@ type evalCtx struct {
 	c         *Call
 	cwd, home string // cleaned; "" when not absolute
 
-	bash *bashAnalysis
+	bash *shell.Analysis
 	ps   *psAnalysis
 	hit  bashHit // what the last matching Bash rule matched
 
@@ -46,13 +49,13 @@ func (x *evalCtx) str(field string) (string, bool) {
 	return v, ok
 }
 
-func (x *evalCtx) bashA() *bashAnalysis {
+func (x *evalCtx) bashA() *shell.Analysis {
 	if x.bash == nil {
 		cmd, ok := x.str("command")
 		if !ok {
 			return nil
 		}
-		x.bash = analyzeBash(cmd)
+		x.bash = shell.Analyze(cmd)
 	}
 	return x.bash
 }
@@ -95,7 +98,7 @@ func (x *evalCtx) urlHost() (host string, ok, present bool) {
 	return x.host, x.hostOK, x.hasURL
 }
 
-func isTool(tool string, set []string) bool { return contains(set, tool) }
+func isTool(tool string, set []string) bool { return slices.Contains(set, tool) }
 
 // match reports whether r matches the call for list l (Deny, Ask, Allow or
 // ifList). failClosed is set when it matched only because the input could
@@ -115,7 +118,7 @@ func (r *Rule) match(x *evalCtx, l List) (matched, failClosed bool) {
 		// rules (and Read deny rules, as above) meet `echo x > .env`.
 		if tool == "Bash" && (r.family == famEdit || l == Deny) {
 			if a := x.bashA(); a != nil {
-				for _, w := range a.writes {
+				for _, w := range a.Writes {
 					if p, ok := cleanCallPath(w, x.cwd, x.home); ok && r.path.match(p, x.cwd, x.home) {
 						return true, false
 					}
@@ -135,17 +138,17 @@ func (r *Rule) match(x *evalCtx, l List) (matched, failClosed bool) {
 			return false, false
 		}
 		if l == Allow {
-			return a.matchAllow(r.glob), false
+			return matchAllow(a, r.glob), false
 		}
-		if a.err != nil {
+		if a.Err != nil {
 			// Deny/ask fail closed; `if` fails open (spec §2.1). Both: match.
-			x.hit = bashHit{command: a.full, unresolved: "the command does not parse: " + a.err.Error()}
+			x.hit = bashHit{command: a.Full, unresolved: "the command does not parse: " + a.Err.Error()}
 			return true, l != ifList
 		}
-		if l == ifList && r.namesMore && a.expand {
+		if l == ifList && r.namesMore && a.Expands {
 			return true, false // spec §2.1: can't tell, so run the hook
 		}
-		ok, hit := a.matchAny(r.glob)
+		ok, hit := matchAny(a, r.glob)
 		x.hit = hit
 		return ok, ok && hit.unresolved != "" && l != ifList
 
@@ -224,10 +227,10 @@ func bashAllow(x *evalCtx, allow []*Rule) *Rule {
 	a := x.bashA()
 	var covered []bool
 	left := 0
-	if a != nil && a.err == nil {
-		covered = make([]bool, len(a.subs))
-		for i := range a.subs {
-			if a.subs[i].denyOnly {
+	if a != nil && a.Err == nil {
+		covered = make([]bool, len(a.Commands))
+		for i := range a.Commands {
+			if a.Commands[i].Inner {
 				covered[i] = true // allow rules need not cover sh -c / eval scripts
 			} else {
 				left++
@@ -239,8 +242,8 @@ func bashAllow(x *evalCtx, allow []*Rule) *Rule {
 		if !r.tool.match("Bash") {
 			continue
 		}
-		if r.spec != specBash || a == nil || a.err != nil || left == 0 ||
-			(!r.glob.hasStar() && r.glob.bare == nil && r.glob.literal() == a.full) {
+		if r.spec != specBash || a == nil || a.Err != nil || left == 0 ||
+			(!r.glob.hasStar() && r.glob.bare == nil && r.glob.literal() == a.Full) {
 			if ok, _ := r.match(x, Allow); ok {
 				if first == nil {
 					first = r
@@ -249,8 +252,8 @@ func bashAllow(x *evalCtx, allow []*Rule) *Rule {
 			}
 			continue
 		}
-		for i := range a.subs {
-			if !covered[i] && a.subs[i].allowedBy(r.glob) {
+		for i := range a.Commands {
+			if !covered[i] && allowedBy(&a.Commands[i], r.glob) {
 				covered[i] = true
 				left--
 				if first == nil {
@@ -263,6 +266,75 @@ func bashAllow(x *evalCtx, allow []*Rule) *Rule {
 		}
 	}
 	return nil
+}
+
+// matchAllow reports whether one allow pattern covers the whole command on
+// its own: every subcommand matches one of its allow views. (Set.Evaluate
+// lets different rules cover different subcommands; see bashAllow.) A
+// wildcard-free rule also matches when it equals the whole command (so
+// `Bash(make && make install)` allows exactly that line), but a glob is
+// never applied to the whole line: `Bash(echo *)` must not allow
+// `echo x && rm -rf ~`. A subcommand hookd could not resolve is never
+// covered.
+func matchAllow(a *shell.Analysis, g *starGlob) bool {
+	if !g.hasStar() && g.bare == nil && g.literal() == a.Full {
+		return true
+	}
+	if a.Err != nil || len(a.Commands) == 0 {
+		return false
+	}
+	for i := range a.Commands {
+		if !a.Commands[i].Inner && !allowedBy(&a.Commands[i], g) {
+			return false
+		}
+	}
+	return true
+}
+
+// allowedBy reports whether g matches one of the subcommand's allow views.
+func allowedBy(s *shell.Command, g *starGlob) bool {
+	if s.Unresolved != "" {
+		return false
+	}
+	for _, v := range s.Strict {
+		if g.match(v) {
+			return true
+		}
+	}
+	return false
+}
+
+// bashHit says which part of a command a deny/ask rule or `if` filter
+// matched.
+type bashHit struct {
+	command    string // the simple command (as resolved, or as written when it holds unknowns)
+	unresolved string // set when the match depends on something hookd could not resolve
+}
+
+// matchAny reports whether a deny/ask rule or an `if` filter matches: any
+// subcommand view, or the whole line. A view with holes matches when some
+// value of the holes would make it match: that is how unresolved command
+// names and scripts fail closed. The caller handles a.Err.
+func matchAny(a *shell.Analysis, g *starGlob) (bool, bashHit) {
+	if g.match(a.Full) {
+		return true, bashHit{command: a.Full}
+	}
+	for i := range a.Commands {
+		for _, v := range a.Commands[i].Views {
+			if strings.IndexByte(v.Text, shell.Hole) < 0 && g.match(v.Text) {
+				return true, bashHit{command: v.Text}
+			}
+		}
+	}
+	for i := range a.Commands {
+		s := &a.Commands[i]
+		for _, v := range s.Views {
+			if strings.IndexByte(v.Text, shell.Hole) >= 0 && g.matchHoles(v.Text) {
+				return true, bashHit{command: v.Source, unresolved: s.Unresolved}
+			}
+		}
+	}
+	return false, bashHit{}
 }
 
 func (r *Rule) matchPath(x *evalCtx) bool {

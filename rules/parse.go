@@ -3,6 +3,7 @@ package rules
 import (
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 )
 
@@ -270,7 +271,7 @@ func paramRule(tool, spec string) (param, value string, ok bool) {
 	if !isKnown {
 		return name, value, true
 	}
-	return name, value, contains(known, name)
+	return name, value, slices.Contains(known, name)
 }
 
 func isParamName(s string) bool {
@@ -278,7 +279,9 @@ func isParamName(s string) bool {
 		return false
 	}
 	for i := 0; i < len(s); i++ {
-		if !isNameByte(s[i]) && !(s[i] == '-' && i == 0) {
+		c := s[i]
+		word := c == '_' || c >= '0' && c <= '9' || c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z'
+		if !word && !(c == '-' && i == 0) {
 			return false
 		}
 	}

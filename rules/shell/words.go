@@ -1,4 +1,4 @@
-package rules
+package shell
 
 import (
 	"errors"
@@ -15,17 +15,19 @@ import (
 // quote removal, $'…' decoding, brace expansion, and parameter expansion of
 // variables whose value an assignment in the same script makes known. What
 // cannot be known statically — a command substitution, a variable from the
-// environment, a glob — becomes a hole: a placeholder that matches any text
-// (see starGlob.matchHoles). bash.go decides what the holes cost.
+// environment, a glob — becomes a hole: a placeholder that stands for any
+// text. analyze.go builds the views that carry the holes; what a hole costs
+// is the matcher's business (package rules fails closed on it).
 
-// hole stands for text that cannot be known without running the shell. A
-// NUL byte cannot occur in a shell word, so it never collides with real text.
-const hole = '\x00'
+// Hole stands, in a View, for text that cannot be known without running the
+// shell. A NUL byte cannot occur in a shell word, so it never collides with
+// real text.
+const Hole = '\x00'
 
-const holeStr = "\x00"
+const holeStr = string(Hole)
 
 // maxShellLen bounds the input we analyse. Longer commands are reported as
-// unparseable (deny/ask rules then fail closed).
+// unparseable (Analysis.Err).
 const maxShellLen = 1 << 20
 
 // maxNesting bounds bracket nesting before the parser sees the input: the
@@ -100,7 +102,7 @@ type cword struct {
 
 // single returns the word's value when it is known and unique.
 func (w *cword) single() (string, bool) {
-	if len(w.vals) == 1 && !strings.ContainsRune(w.vals[0], hole) {
+	if len(w.vals) == 1 && !strings.ContainsRune(w.vals[0], Hole) {
 		return w.vals[0], true
 	}
 	return "", false
@@ -109,7 +111,7 @@ func (w *cword) single() (string, bool) {
 // known reports whether every value of the word is hole-free.
 func (w *cword) known() bool {
 	for _, v := range w.vals {
-		if strings.ContainsRune(v, hole) {
+		if strings.ContainsRune(v, Hole) {
 			return false
 		}
 	}
@@ -158,7 +160,7 @@ func (e *varEnv) set(name string, vals []string, definite bool) {
 	e.gen++
 	known := len(vals) > 0
 	for _, v := range vals {
-		if strings.ContainsRune(v, hole) {
+		if strings.ContainsRune(v, Hole) {
 			known = false
 		}
 	}
@@ -457,13 +459,13 @@ func unescapeUnquoted(s string) (string, bool) {
 			}
 		case '*', '?':
 			glob = true
-			b.WriteByte(hole)
+			b.WriteByte(Hole)
 		case '[':
 			// A bracket expression needs at least one character before its ']'.
 			if i+2 <= len(s) {
 				if j := strings.IndexByte(s[i+2:], ']'); j >= 0 {
 					glob = true
-					b.WriteByte(hole)
+					b.WriteByte(Hole)
 					i += 2 + j
 					continue
 				}
@@ -635,5 +637,3 @@ func hexVal(c byte) int {
 	}
 	return int(c - '0')
 }
-
-func contains(list []string, s string) bool { return containsStr(list, s) }

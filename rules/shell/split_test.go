@@ -1,7 +1,8 @@
-package rules
+package shell
 
 import (
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 
@@ -114,32 +115,32 @@ var splitTests = []struct {
 	{"case statement", "case $x in a) rm -rf /;; esac", []string{"rm -rf /"}, ""},
 }
 
-func TestSplitCommand(t *testing.T) {
+func TestSplit(t *testing.T) {
 	for _, tt := range splitTests {
 		t.Run(tt.name, func(t *testing.T) {
-			got, err := SplitCommand(tt.cmd)
+			got, err := Split(tt.cmd)
 			if tt.err != "" {
 				if err == nil || !strings.Contains(err.Error(), tt.err) {
-					t.Fatalf("SplitCommand(%q) = %q, %v; want error containing %q", tt.cmd, got, err, tt.err)
+					t.Fatalf("Split(%q) = %q, %v; want error containing %q", tt.cmd, got, err, tt.err)
 				}
-				if !strings.HasPrefix(err.Error(), "rules: ") {
-					t.Errorf("error %q lacks the rules: prefix", err)
+				if !strings.HasPrefix(err.Error(), "shell: ") {
+					t.Errorf("error %q lacks the shell: prefix", err)
 				}
 				return
 			}
 			if err != nil {
-				t.Fatalf("SplitCommand(%q): %v", tt.cmd, err)
+				t.Fatalf("Split(%q): %v", tt.cmd, err)
 			}
 			if !reflect.DeepEqual(got, tt.want) {
-				t.Errorf("SplitCommand(%q)\n got  %q\n want %q", tt.cmd, got, tt.want)
+				t.Errorf("Split(%q)\n got  %q\n want %q", tt.cmd, got, tt.want)
 			}
 		})
 	}
 }
 
-// TestBashViews pins the allow/deny views behind SplitCommand for the cases
-// where they differ from the SplitCommand text.
-func TestBashViews(t *testing.T) {
+// TestViews pins the Strict views and some Views behind Split for the cases
+// where they differ from the Split text.
+func TestViews(t *testing.T) {
 	tests := []struct {
 		cmd       string
 		allow     []string // views of the first subcommand
@@ -161,32 +162,32 @@ func TestBashViews(t *testing.T) {
 		{cmd: "echo hi >&out.txt", allow: []string{"echo hi >& out.txt"}, writes: []string{"out.txt"}},
 	}
 	for _, tt := range tests {
-		a := analyzeBash(tt.cmd)
-		if a.err != nil || len(a.subs) == 0 {
-			t.Errorf("%q: err=%v subs=%d", tt.cmd, a.err, len(a.subs))
+		a := Analyze(tt.cmd)
+		if a.Err != nil || len(a.Commands) == 0 {
+			t.Errorf("%q: err=%v subs=%d", tt.cmd, a.Err, len(a.Commands))
 			continue
 		}
-		if got := a.subs[0].allow; !reflect.DeepEqual(got, tt.allow) {
+		if got := a.Commands[0].Strict; !reflect.DeepEqual(got, tt.allow) {
 			t.Errorf("%q: allow views = %q, want %q", tt.cmd, got, tt.allow)
 		}
 		for _, d := range tt.denyAlso {
-			if !contains(denyStrings(a.subs[0].deny), d) {
-				t.Errorf("%q: deny views %q lack %q", tt.cmd, a.subs[0].deny, d)
+			if !slices.Contains(denyStrings(a.Commands[0].Views), d) {
+				t.Errorf("%q: deny views %q lack %q", tt.cmd, a.Commands[0].Views, d)
 			}
 		}
-		if !reflect.DeepEqual(a.writes, tt.writes) {
-			t.Errorf("%q: writes = %q, want %q", tt.cmd, a.writes, tt.writes)
+		if !reflect.DeepEqual(a.Writes, tt.writes) {
+			t.Errorf("%q: writes = %q, want %q", tt.cmd, a.Writes, tt.writes)
 		}
-		if a.expand != tt.hasExpand {
-			t.Errorf("%q: expand = %v, want %v", tt.cmd, a.expand, tt.hasExpand)
+		if a.Expands != tt.hasExpand {
+			t.Errorf("%q: expand = %v, want %v", tt.cmd, a.Expands, tt.hasExpand)
 		}
 	}
 }
 
-func denyStrings(vs []denyView) []string {
+func denyStrings(vs []View) []string {
 	out := make([]string, len(vs))
 	for i, v := range vs {
-		out[i] = v.v
+		out[i] = v.Text
 	}
 	return out
 }
@@ -228,40 +229,5 @@ func TestWordValues(t *testing.T) {
 		if got := wordValues(t, tt.in); len(got) != 1 || got[0] != tt.want {
 			t.Errorf("value of %q = %q, want %q", tt.in, got, tt.want)
 		}
-	}
-}
-
-func TestStarGlob(t *testing.T) {
-	tests := []struct {
-		pattern  string
-		boundary bool
-		s        string
-		want     bool
-	}{
-		{"ls *", true, "ls", true},
-		{"ls *", true, "ls -la", true},
-		{"ls *", true, "lsof", false},
-		{"ls *", false, "ls", false},
-		{"ls*", true, "lsof", true},
-		{"*", false, "", true},
-		{"a*b*c", false, "abc", true},
-		{"a*b*c", false, "aXbYc", true},
-		{"a*b*c", false, "acb", false},
-		{"a*a", false, "a", false},
-		{"*.go", false, "x.go", true},
-		{`a\*`, false, "a*", true},
-		{`a\*`, false, "ab", false},
-		{`a\\*`, false, `a\xyz`, true},
-		{`ls \*`, true, "ls", false},
-		{"git * main", true, "git push origin main", true},
-	}
-	for _, tt := range tests {
-		g := compileStarGlob(tt.pattern, tt.boundary, false)
-		if got := g.match(tt.s); got != tt.want {
-			t.Errorf("glob(%q, boundary=%v).match(%q) = %v, want %v", tt.pattern, tt.boundary, tt.s, got, tt.want)
-		}
-	}
-	if !compileStarGlob("Remove-Item *", true, true).match("remove-item x") {
-		t.Error("folded glob should match lowercase subject")
 	}
 }

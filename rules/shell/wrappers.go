@@ -1,4 +1,4 @@
-package rules
+package shell
 
 import (
 	"strings"
@@ -9,7 +9,7 @@ import (
 // by data — its option grammar (which options take a value), the operands
 // it takes before the wrapped command, and where scripts hide — and one
 // option parser reads them all. An option a wrapper does not have makes
-// what follows unknown: deny and ask rules fail closed on it.
+// what follows unknown: a hole (package rules fails closed on it).
 //
 // Option specs are space-separated items "s|long" (flag), "s|long=" (takes
 // a value: glued, after '=', or the next word) and "s|long=?" (optional

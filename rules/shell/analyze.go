@@ -1,4 +1,4 @@
-package rules
+package shell
 
 import (
 	"fmt"
@@ -7,45 +7,51 @@ import (
 	"mvdan.cc/sh/v3/syntax"
 )
 
-// bashAnalysis is what Evaluate needs to know about one Bash command. It is
-// computed at most once per call, however many rules look at it.
-type bashAnalysis struct {
-	full   string // the command, trimmed
-	err    error  // non-nil when the command could not be parsed
-	subs   []bashSub
-	expand bool     // $…, `…` or $(…) anywhere (spec §2.1: `if` runs the hook anyway)
-	writes []string // literal targets of output redirections (spec §8: checked as Edit)
+// Analysis is what a static reading of one Bash command line found. It is
+// computed once per command, however many patterns are then matched
+// against it, and is not modified afterwards.
+type Analysis struct {
+	Full string // the command, trimmed
+	// Err is non-nil when the command could not be parsed (a syntax error,
+	// or over the size and nesting limits). Commands is then empty; the
+	// caller decides whether that fails closed or open.
+	Err      error
+	Commands []Command
+	Expands  bool     // $…, `…` or $(…) anywhere: arguments may differ at run time
+	Writes   []string // literal targets of output redirections, after quote removal
 }
 
-// bashSub is one simple command (or one thing that could not be resolved)
-// and the strings it is matched as.
+// Command is one simple command the line runs (or one thing that could not
+// be resolved) and the strings it may be matched as.
 //
-// Allow rules are matched against few, conservative views: the command as
-// written, and the command with safe VAR=value prefixes and Claude Code's
-// wrappers removed under their exact grammar. Deny/ask rules (and `if`
-// filters) see every program the command runs — each wrapper layer, by
-// path and by base name, after quote removal and with known variables
-// substituted — because a deny rule that matches too much fails safe while
-// one that matches too little does not. Views may contain holes (text that
-// is unknown until run time); a hole matches anything.
-type bashSub struct {
-	text  string     // the simple command as hookd resolved it (SplitCommand)
-	allow []string   // an allow rule must match one of these, for every subcommand
-	deny  []denyView // a deny/ask rule matches if it matches any of these, for any subcommand
-	// denyOnly marks commands of a literal inner script (`sh -c '…'`,
-	// `eval '…'`): deny/ask rules see them, allow rules need not cover them
-	// (the outer command already had to be allowed).
-	denyOnly bool
-	// why is set when part of the command could not be resolved: the deny
-	// views then contain holes, and no allow rule covers the command.
-	why string
+// Strict holds few, conservative views: the command as written, and the
+// command with harmless VAR=value prefixes and Claude Code's wrappers
+// (timeout, nice, nohup, …: the allow entries of the wrappers table)
+// removed under their exact grammar. A pattern that grants must match one
+// of them, for every command. Views holds every program the command runs —
+// each wrapper layer, by path and by base name, after quote removal and
+// with known variables substituted, with and without redirections —
+// because a pattern that refuses and sees too much fails safe, while one
+// that sees too little does not. Views may contain Hole (text unknown until
+// run time), which stands for any text.
+type Command struct {
+	Text   string   // the simple command as resolved (what Split lists)
+	Strict []string // conservative views; empty when Unresolved is set
+	Views  []View   // every view; never empty
+	// Inner marks commands of a literal inner script (`sh -c '…'`,
+	// `eval '…'`): the command that runs the script is listed too, so a
+	// pattern that grants need not cover these.
+	Inner bool
+	// Unresolved says what could not be resolved ("command name is not a
+	// literal: `$x`"); Views then contain holes and Strict is empty.
+	Unresolved string
 }
 
-// denyView is one string a deny/ask rule may match, and the command as
-// written that it stands for (for the audit log).
-type denyView struct {
-	v   string
-	src string
+// View is one string a command may be matched as, and the command as
+// written that it stands for (for audit records).
+type View struct {
+	Text   string // may contain Hole
+	Source string
 }
 
 // maxInnerScripts bounds recursion into sh -c / eval scripts; deeper
@@ -59,41 +65,44 @@ const maxLayers = 32
 // fails closed.
 const maxSubs = 4096
 
-// SplitCommand lists the simple commands a Bash command line runs, as
-// hookd's Bash rules see them: every command of every list, pipeline,
-// subshell, group, conditional, loop, function body, command and process
-// substitution, with VAR=value prefixes and wrapper commands (sudo, env,
-// timeout, xargs, find -exec, …) looked through, and the commands of
-// literal inner scripts (bash -c '…', eval, here-documents fed to a shell)
-// after the command that runs them. A command that could not be resolved
-// is listed as the reason ("command name is not a literal: `$x`"). An error
-// means the command does not parse; deny/ask rules then fail closed.
-func SplitCommand(cmd string) (subcommands []string, err error) {
-	a := analyzeBash(cmd)
-	if a.err != nil {
-		return nil, fmt.Errorf("rules: unparseable command: %w", a.err)
+// Split lists the simple commands a Bash command line runs: every command
+// of every list, pipeline, subshell, group, conditional, loop, function
+// body, command and process substitution, with VAR=value prefixes and
+// wrapper commands (sudo, env, timeout, xargs, find -exec, …) looked
+// through, and the commands of literal inner scripts (bash -c '…', eval,
+// here-documents fed to a shell) after the command that runs them. A
+// command that could not be resolved is listed as the reason ("command
+// name is not a literal: `$x`"). An error means the command does not
+// parse.
+func Split(cmd string) (commands []string, err error) {
+	a := Analyze(cmd)
+	if a.Err != nil {
+		return nil, fmt.Errorf("shell: unparseable command: %w", a.Err)
 	}
-	out := make([]string, 0, len(a.subs))
-	for _, s := range a.subs {
-		out = append(out, s.text)
+	out := make([]string, 0, len(a.Commands))
+	for _, s := range a.Commands {
+		out = append(out, s.Text)
 	}
 	return out, nil
 }
 
-// analyzeBash parses cmd and builds the views of every subcommand.
-func analyzeBash(cmd string) *bashAnalysis {
-	a := &bashAnalysis{full: strings.TrimSpace(cmd), subs: make([]bashSub, 0, 8+len(cmd)/64)}
+// Analyze parses cmd as Bash (mvdan.cc/sh/v3/syntax) and builds the views
+// of every simple command it runs. It reads no files, never panics and
+// bounds its work (1 MiB, nesting 256, 4096 commands, inner scripts 8
+// deep); past those bounds the rest is unresolved, or Err is set.
+func Analyze(cmd string) *Analysis {
+	a := &Analysis{Full: strings.TrimSpace(cmd), Commands: make([]Command, 0, 8+len(cmd)/64)}
 	f, err := parseBash(cmd)
 	if err != nil {
-		a.err = err
+		a.Err = err
 		return a
 	}
 	w := &walker{a: a, env: newVarEnv()}
-	w.ev = wordEval{src: cmd, env: w.env, expand: &a.expand}
+	w.ev = wordEval{src: cmd, env: w.env, expand: &a.Expands}
 	w.stmts(f.Stmts, ctx{definite: true})
 	a.merge()
-	if len(a.subs) > maxSubs {
-		a.subs = a.subs[:maxSubs]
+	if len(a.Commands) > maxSubs {
+		a.Commands = a.Commands[:maxSubs]
 		a.unresolved("the command runs too many commands to analyse")
 	}
 	return a
@@ -101,22 +110,22 @@ func analyzeBash(cmd string) *bashAnalysis {
 
 // merge folds repeated subcommands (loop bodies are walked twice) into one,
 // keeping every deny view.
-func (a *bashAnalysis) merge() {
-	if len(a.subs) < 2 {
+func (a *Analysis) merge() {
+	if len(a.Commands) < 2 {
 		return
 	}
 	type key struct {
 		text, why, allow string
-		denyOnly         bool
+		inner            bool
 	}
-	seen := make(map[key]int, len(a.subs))
-	out := a.subs[:0]
-	for _, s := range a.subs {
-		k := key{s.text, s.why, strings.Join(s.allow, "\x00"), s.denyOnly}
+	seen := make(map[key]int, len(a.Commands))
+	out := a.Commands[:0]
+	for _, s := range a.Commands {
+		k := key{s.Text, s.Unresolved, strings.Join(s.Strict, "\x00"), s.Inner}
 		if i, ok := seen[k]; ok {
-			for _, v := range s.deny {
-				if !containsView(out[i].deny, v) {
-					out[i].deny = append(out[i].deny, v)
+			for _, v := range s.Views {
+				if !containsView(out[i].Views, v) {
+					out[i].Views = append(out[i].Views, v)
 				}
 			}
 			continue
@@ -124,22 +133,22 @@ func (a *bashAnalysis) merge() {
 		seen[k] = len(out)
 		out = append(out, s)
 	}
-	a.subs = out
+	a.Commands = out
 }
 
-func containsView(vs []denyView, v denyView) bool {
+func containsView(vs []View, v View) bool {
 	for _, x := range vs {
-		if x.v == v.v {
+		if x.Text == v.Text {
 			return true
 		}
 	}
 	return false
 }
 
-// unresolved adds a subcommand hookd could not resolve: it matches every
-// deny and ask Bash(…) rule and no allow rule.
-func (a *bashAnalysis) unresolved(why string) {
-	a.subs = append(a.subs, bashSub{text: why, deny: []denyView{{v: holeStr, src: why}}, why: why})
+// unresolved adds a command hookd could not resolve: its only view is a
+// hole, and it has no Strict view.
+func (a *Analysis) unresolved(why string) {
+	a.Commands = append(a.Commands, Command{Text: why, Views: []View{{Text: holeStr, Source: why}}, Unresolved: why})
 }
 
 // ctx is where in the script a statement sits.
@@ -153,11 +162,11 @@ func (c ctx) may() ctx { c.definite = false; return c }
 // walker visits every statement of a script in order, tracking what is
 // known about variables.
 type walker struct {
-	a        *bashAnalysis
+	a        *Analysis
 	env      *varEnv
 	ev       wordEval
 	depth    int  // inner-script depth
-	denyOnly bool // inside a literal inner script
+	inScript bool // inside a literal inner script
 	inFn     int  // inside a function or trap body: assignments make names unknown for good
 }
 
@@ -173,7 +182,7 @@ type stdinSrc struct {
 }
 
 func (w *walker) stmt(s *syntax.Stmt, c ctx) {
-	if len(w.a.subs) > maxSubs {
+	if len(w.a.Commands) > maxSubs {
 		return
 	}
 	if s.Background || s.Coprocess || s.Disown {
@@ -197,7 +206,8 @@ func (w *walker) stmt(s *syntax.Stmt, c ctx) {
 	}
 	if _, isCall := s.Cmd.(*syntax.CallExpr); !isCall {
 		// Output redirections of a compound command, or alone ("> file"
-		// truncates it), are part of what allow rules must cover.
+		// truncates it), are a command of their own: a pattern that grants
+		// must cover them too.
 		var outs []*syntax.Redirect
 		for _, r := range s.Redirs {
 			if isOutput(r.Op) {
@@ -205,7 +215,7 @@ func (w *walker) stmt(s *syntax.Stmt, c ctx) {
 			}
 		}
 		if t := w.renderRedirs(outs, true); t != "" {
-			w.a.subs = append(w.a.subs, bashSub{text: t, allow: []string{t}, deny: []denyView{{v: t, src: t}}, denyOnly: w.denyOnly})
+			w.a.Commands = append(w.a.Commands, Command{Text: t, Strict: []string{t}, Views: []View{{Text: t, Source: t}}, Inner: w.inScript})
 		}
 	}
 	for _, r := range s.Redirs {
@@ -474,16 +484,16 @@ func (w *walker) decl(d *syntax.DeclClause, c ctx) {
 		}
 	}
 	t := strings.Join(words, " ")
-	w.a.subs = append(w.a.subs, bashSub{text: t, allow: []string{t}, deny: []denyView{{v: t, src: t}}, denyOnly: w.denyOnly})
+	w.a.Commands = append(w.a.Commands, Command{Text: t, Strict: []string{t}, Views: []View{{Text: t, Source: t}}, Inner: w.inScript})
 }
 
 // call handles one simple command.
 func (w *walker) call(ce *syntax.CallExpr, c ctx, in stdinSrc, redirs []*syntax.Redirect) {
 	// The command is listed before the commands nested in it.
-	slot := len(w.a.subs)
-	w.a.subs = append(w.a.subs, bashSub{})
-	put := func(s bashSub) { w.a.subs[slot] = s }
-	drop := func() { w.a.subs = append(w.a.subs[:slot], w.a.subs[slot+1:]...) }
+	slot := len(w.a.Commands)
+	w.a.Commands = append(w.a.Commands, Command{})
+	put := func(s Command) { w.a.Commands[slot] = s }
+	drop := func() { w.a.Commands = append(w.a.Commands[:slot], w.a.Commands[slot+1:]...) }
 	for _, a := range ce.Assigns {
 		w.nested(a.Value, c)
 		w.nested(a.Index, c)
@@ -544,7 +554,7 @@ func (w *walker) call(ce *syntax.CallExpr, c ctx, in stdinSrc, redirs []*syntax.
 		}
 		t := joinNonEmpty(strings.Join(written, " "), w.renderRedirs(redirs, true))
 		if t != "" {
-			put(bashSub{text: t, allow: []string{t}, deny: []denyView{{v: t, src: t}}, denyOnly: w.denyOnly})
+			put(Command{Text: t, Strict: []string{t}, Views: []View{{Text: t, Source: t}}, Inner: w.inScript})
 		} else {
 			drop()
 		}
@@ -563,7 +573,7 @@ func (w *walker) call(ce *syntax.CallExpr, c ctx, in stdinSrc, redirs []*syntax.
 		}
 	}
 
-	sub := bashSub{denyOnly: w.denyOnly}
+	sub := Command{Inner: w.inScript}
 	notHarmless := w.renderRedirs(redirs, true)
 	allRedirs := w.renderRedirs(redirs, false)
 	lw := &layerWalk{w: w, sub: &sub, c: c, in: in, allRedirs: allRedirs}
@@ -574,8 +584,8 @@ func (w *walker) call(ce *syntax.CallExpr, c ctx, in stdinSrc, redirs []*syntax.
 	lw.strict = strict
 	lw.run(ws, 0)
 
-	if sub.why == "" && !lw.noAllow {
-		sub.allow = append(sub.allow, joinNonEmpty(strings.Join(written, " "), notHarmless))
+	if sub.Unresolved == "" && !lw.noAllow {
+		sub.Strict = append(sub.Strict, joinNonEmpty(strings.Join(written, " "), notHarmless))
 		if len(lw.strict) > 0 {
 			var s []string
 			for _, x := range lw.strict {
@@ -584,21 +594,21 @@ func (w *walker) call(ce *syntax.CallExpr, c ctx, in stdinSrc, redirs []*syntax.
 				}
 			}
 			v := joinNonEmpty(strings.Join(s, " "), notHarmless)
-			if !containsStr(sub.allow, v) {
-				sub.allow = append(sub.allow, v)
+			if !containsStr(sub.Strict, v) {
+				sub.Strict = append(sub.Strict, v)
 			}
 		}
 	}
-	if sub.text == "" {
-		sub.text = joinNonEmpty(strings.Join(written, " "), allRedirs)
+	if sub.Text == "" {
+		sub.Text = joinNonEmpty(strings.Join(written, " "), allRedirs)
 	}
 	// The command as written, whole, is a view too (Bash(FOO=1 make)).
 	wv := joinNonEmpty(strings.Join(written, " "), allRedirs)
-	if !containsView(sub.deny, denyView{v: wv}) {
-		sub.deny = append(sub.deny, denyView{v: wv, src: wv})
+	if !containsView(sub.Views, View{Text: wv}) {
+		sub.Views = append(sub.Views, View{Text: wv, Source: wv})
 	}
 	if lw.unknownRest {
-		sub.deny = append(sub.deny, denyView{v: holeStr, src: wv})
+		sub.Views = append(sub.Views, View{Text: holeStr, Source: wv})
 	}
 	put(sub)
 }
@@ -606,31 +616,31 @@ func (w *walker) call(ce *syntax.CallExpr, c ctx, in stdinSrc, redirs []*syntax.
 // layerWalk peels the wrappers of one simple command.
 type layerWalk struct {
 	w         *walker
-	sub       *bashSub
+	sub       *Command
 	c         ctx
 	in        stdinSrc
 	allRedirs string
 	strict    []*cword // the allow view's words; nil once a layer is not strictly strippable
 	noAllow   bool
 	// unknownRest: what a wrapper runs could not be read at all (an unknown
-	// option): any deny/ask rule may match.
+	// option): a hole stands for the rest.
 	unknownRest bool
 	n           int
 }
 
-// view adds a deny view once.
+// view adds a view once.
 func (lw *layerWalk) view(v, src string) {
-	d := denyView{v: v, src: src}
-	if !containsView(lw.sub.deny, d) {
-		lw.sub.deny = append(lw.sub.deny, d)
+	d := View{Text: v, Source: src}
+	if !containsView(lw.sub.Views, d) {
+		lw.sub.Views = append(lw.sub.Views, d)
 	}
 }
 
-// fail records what could not be resolved; deny/ask rules fail closed on
-// this command and no allow rule covers it.
+// fail records what could not be resolved: the command gets Unresolved and
+// no Strict view.
 func (lw *layerWalk) fail(why string) {
-	if lw.sub.why == "" {
-		lw.sub.why = why
+	if lw.sub.Unresolved == "" {
+		lw.sub.Unresolved = why
 	}
 	lw.noAllow = true
 }
@@ -679,11 +689,11 @@ func (lw *layerWalk) run(ws []*cword, depth int) {
 			lw.view(v+" "+lw.allRedirs, srcText)
 		}
 	}
-	lw.sub.text = joinNonEmpty(srcText, lw.allRedirs)
+	lw.sub.Text = joinNonEmpty(srcText, lw.allRedirs)
 	for _, n := range name.vals {
 		b := baseName(n)
-		if !strings.ContainsRune(b, hole) {
-			if b != n && !strings.ContainsRune(n, hole) {
+		if !strings.ContainsRune(b, Hole) {
+			if b != n && !strings.ContainsRune(n, Hole) {
 				add(n)
 			}
 			add(b)
@@ -750,7 +760,7 @@ func (lw *layerWalk) layer(n string, ws []*cword, depth int) {
 			lw.run(cmd, depth+1)
 		}
 		if base == "xargs" && len(u.cmds) == 0 {
-			lw.sub.deny = append(lw.sub.deny, denyView{v: "echo", src: "xargs"})
+			lw.sub.Views = append(lw.sub.Views, View{Text: "echo", Source: "xargs"})
 		}
 		return
 	}
@@ -965,7 +975,7 @@ func (w *walker) inner(s innerScript, c ctx, _ bool) {
 		}
 		return
 	}
-	child := &walker{a: w.a, depth: w.depth + 1, denyOnly: true, inFn: w.inFn}
+	child := &walker{a: w.a, depth: w.depth + 1, inScript: true, inFn: w.inFn}
 	child.ev = wordEval{src: s.text, expand: w.ev.expand, noVars: w.ev.noVars}
 	cc := ctx{definite: true}
 	if s.current {
@@ -982,7 +992,7 @@ func (w *walker) inner(s innerScript, c ctx, _ bool) {
 
 // renderRedirs renders a statement's redirections in source order
 // ("2>&1", "> out.txt"); onlyNotHarmless leaves out fd duplication and
-// /dev/null, which allow rules ignore.
+// /dev/null, which Strict views leave out.
 func (w *walker) renderRedirs(rs []*syntax.Redirect, onlyNotHarmless bool) string {
 	var parts []string
 	for _, r := range rs {
@@ -1012,9 +1022,9 @@ func (w *walker) isFDDup(r *syntax.Redirect) bool {
 	return isDigits(t) || t == "-"
 }
 
-// harmless reports whether a redirection can be ignored by allow rules:
-// fd duplication and /dev/null. Other redirections stay in the allow view so
-// that `Bash(npm test)` does not allow `npm test > ~/.bashrc`.
+// harmless reports whether Strict views may leave a redirection out: fd
+// duplication and /dev/null. Other redirections stay in them so that an
+// allow rule `Bash(npm test)` does not allow `npm test > ~/.bashrc`.
 func (w *walker) harmless(r *syntax.Redirect) bool {
 	if w.isFDDup(r) {
 		return true
@@ -1051,7 +1061,7 @@ func (w *walker) collectWrite(r *syntax.Redirect) {
 	case "/dev/null", "/dev/stdout", "/dev/stderr", "/dev/tty":
 		return
 	}
-	w.a.writes = append(w.a.writes, t)
+	w.a.Writes = append(w.a.Writes, t)
 }
 
 func joinNonEmpty(a, b string) string {
@@ -1066,9 +1076,10 @@ func joinNonEmpty(a, b string) string {
 
 // dangerousEnv reports whether assigning name can change which program runs
 // or what it executes (loader, interpreter, shell, git, editor hooks). Such a
-// prefix is kept in the allow view, so `PATH=/tmp/x ls` is not allowed by
+// prefix is kept in the Strict views, so `PATH=/tmp/x ls` is not allowed by
 // `Bash(ls *)`. Claude Code uses an allowlist of safe names instead; this
-// list errs towards blocking the known ways to inject code (see doc.go).
+// list errs towards blocking the known ways to inject code (see "Deliberate
+// differences" in package rules).
 func dangerousEnv(name string) bool {
 	switch name {
 	case "PATH", "IFS", "ENV", "BASH_ENV", "SHELLOPTS", "BASHOPTS", "PS4", "PROMPT_COMMAND",
@@ -1088,73 +1099,4 @@ func dangerousEnv(name string) bool {
 		}
 	}
 	return false
-}
-
-// matchAllow reports whether one allow pattern covers the whole command on
-// its own: every subcommand matches one of its allow views. (Set.Evaluate
-// lets different rules cover different subcommands; see bashAllow.) A
-// wildcard-free rule also matches when it equals the whole command (so
-// `Bash(make && make install)` allows exactly that line), but a glob is
-// never applied to the whole line: `Bash(echo *)` must not allow
-// `echo x && rm -rf ~`. A subcommand hookd could not resolve is never
-// covered.
-func (a *bashAnalysis) matchAllow(g *starGlob) bool {
-	if !g.hasStar() && g.bare == nil && g.literal() == a.full {
-		return true
-	}
-	if a.err != nil || len(a.subs) == 0 {
-		return false
-	}
-	for i := range a.subs {
-		if !a.subs[i].denyOnly && !a.subs[i].allowedBy(g) {
-			return false
-		}
-	}
-	return true
-}
-
-// allowedBy reports whether g matches one of the subcommand's allow views.
-func (s *bashSub) allowedBy(g *starGlob) bool {
-	if s.why != "" {
-		return false
-	}
-	for _, v := range s.allow {
-		if g.match(v) {
-			return true
-		}
-	}
-	return false
-}
-
-// bashHit says which part of a command a deny/ask rule or `if` filter
-// matched.
-type bashHit struct {
-	command    string // the simple command (as resolved, or as written when it holds unknowns)
-	unresolved string // set when the match depends on something hookd could not resolve
-}
-
-// matchAny reports whether a deny/ask rule or an `if` filter matches: any
-// subcommand view, or the whole line. A view with holes matches when some
-// value of the holes would make it match: that is how unresolved command
-// names and scripts fail closed. The caller handles a.err.
-func (a *bashAnalysis) matchAny(g *starGlob) (bool, bashHit) {
-	if g.match(a.full) {
-		return true, bashHit{command: a.full}
-	}
-	for i := range a.subs {
-		for _, v := range a.subs[i].deny {
-			if strings.IndexByte(v.v, hole) < 0 && g.match(v.v) {
-				return true, bashHit{command: v.v}
-			}
-		}
-	}
-	for i := range a.subs {
-		s := &a.subs[i]
-		for _, v := range s.deny {
-			if strings.IndexByte(v.v, hole) >= 0 && g.matchHoles(v.v) {
-				return true, bashHit{command: v.src, unresolved: s.why}
-			}
-		}
-	}
-	return false, bashHit{}
 }

@@ -1,0 +1,116 @@
+package shell
+
+import (
+	"strings"
+	"testing"
+
+	"mvdan.cc/sh/v3/syntax"
+)
+
+// FuzzSplit checks the package's promises on any input: Analyze and Split
+// never panic and agree; a command that could not be resolved carries a
+// hole and no Strict view; and, with mvdan's own syntax tree as the outside
+// oracle, every simple command whose name is a plain literal is seen: some
+// view (or the whole line) is, or with its holes filled in could be, that
+// name alone or followed by a space. That last property is what a refusing
+// pattern `NAME *` relies on; package rules checks it end to end through
+// its Bash(…) deny rules (FuzzBashOracle, FuzzDifferential).
+func FuzzSplit(f *testing.F) {
+	for _, tt := range splitTests {
+		f.Add(tt.cmd)
+	}
+	f.Fuzz(func(t *testing.T, cmd string) {
+		a := Analyze(cmd)
+		cmds, err := Split(cmd)
+		if (err != nil) != (a.Err != nil) {
+			t.Fatalf("Split error %v, Analyze error %v", err, a.Err)
+		}
+		if err != nil {
+			if cmds != nil || len(a.Commands) != 0 {
+				t.Fatalf("%q: commands and an error", cmd)
+			}
+			if !strings.HasPrefix(err.Error(), "shell: ") {
+				t.Fatalf("error %q lacks the shell: prefix", err)
+			}
+			return
+		}
+		if len(cmds) != len(a.Commands) {
+			t.Fatalf("Split lists %d commands, Analyze %d", len(cmds), len(a.Commands))
+		}
+		for i, c := range a.Commands {
+			if cmds[i] != c.Text {
+				t.Fatalf("Split[%d] = %q, Analyze says %q", i, cmds[i], c.Text)
+			}
+			if len(c.Views) == 0 {
+				t.Fatalf("%q: command %q has no view", cmd, c.Text)
+			}
+			if c.Unresolved != "" {
+				if len(c.Strict) != 0 {
+					t.Fatalf("%q: unresolved command %q has Strict views %q", cmd, c.Text, c.Strict)
+				}
+				if !hasHole(c.Views) {
+					t.Fatalf("%q: unresolved command %q (%s) has no hole in its views", cmd, c.Text, c.Unresolved)
+				}
+			}
+		}
+		fl, perr := syntax.NewParser(syntax.Variant(syntax.LangBash)).Parse(strings.NewReader(cmd), "")
+		if perr != nil {
+			return // parsed within Analyze's own limits but not by a fresh parser: nothing to compare
+		}
+		syntax.Walk(fl, func(n syntax.Node) bool {
+			ce, ok := n.(*syntax.CallExpr)
+			if !ok || len(ce.Args) == 0 {
+				return true
+			}
+			name := ce.Args[0].Lit()
+			if name == "" || strings.ContainsAny(name, "\\*?[]{}()=:\"' \t\n\r!#$&;<>|`~") {
+				return true
+			}
+			if !seen(a, name) {
+				t.Fatalf("mvdan sees %q run in %q, but no view of %q could start with it", name, cmd, cmds)
+			}
+			return true
+		})
+	})
+}
+
+func hasHole(vs []View) bool {
+	for _, v := range vs {
+		if strings.IndexByte(v.Text, Hole) >= 0 {
+			return true
+		}
+	}
+	return false
+}
+
+// seen reports whether the whole line or some view could be name, or name
+// and a space and more, once its holes are filled in.
+func seen(a *Analysis, name string) bool {
+	if couldStart(a.Full, name) {
+		return true
+	}
+	for _, c := range a.Commands {
+		for _, v := range c.Views {
+			if couldStart(v.Text, name) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// couldStart walks v against "name ": a hole can produce whatever is left,
+// so reaching one before a mismatch is enough.
+func couldStart(v, name string) bool {
+	t := name + " "
+	i := 0
+	for ; i < len(v) && i < len(t); i++ {
+		if v[i] == Hole {
+			return true
+		}
+		if v[i] != t[i] {
+			return false
+		}
+	}
+	return i == len(t) || i == len(name) && i == len(v)
+}
