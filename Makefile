@@ -74,10 +74,10 @@ bench: build ## benchmarks (incl. a claude -p session native vs through hookd); 
 fuzz: ## run every fuzz target for FUZZTIME each (test/fuzz.sh: a found input fails; Go 1.26's deadline race is retried)
 	@GO=$(GO) FUZZTIME=$(FUZZTIME) test/fuzz.sh
 
-# Standard-library-only leaves that daemon/runner and daemon/audit may link (make lint).
+# Standard-library-only leaves that daemon/runner, daemon/audit and rules/shell may link (make lint).
 LEAF_PKGS := github.com/hookd/hookd/configs/atomicfile
 
-lint: ## go vet, staticcheck and gofmt
+lint: ## go vet, staticcheck, gofmt, import promises, package size (<= 3,500 non-test lines)
 	$(GO) vet ./...
 	$(GO) vet -tags e2e ./test/e2e/
 	$(GO) vet -tags fleet ./test/
@@ -97,6 +97,7 @@ lint: ## go vet, staticcheck and gofmt
 		bad="$$bad $$($(GO) list -deps $$d | grep '^github.com/hookd/hookd/' | grep -vx "$$d")"; \
 	done; if [ -n "$$(echo $$bad)" ]; then echo "forbidden imports: $$bad"; exit 1; fi
 	@out=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
+	@test/lint/pkgsize.sh
 
 clean: ## remove build output
 	rm -rf $(BIN)
