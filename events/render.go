@@ -1,11 +1,11 @@
 package events
 
 import (
-	"bytes"
 	"encoding/json"
 	"sort"
 	"strings"
 
+	"github.com/hookd/hookd/events/jsonobj"
 	"github.com/hookd/hookd/protocol"
 )
 
@@ -30,25 +30,23 @@ func Finalize(ev *Event, res *protocol.Result) {
 		renderWorktreeCreate(res)
 		return
 	}
-	top, hso := &object{}, &object{}
-	renderUniversal(res, top)
+	top := renderUniversal(res)
+	var hso jsonobj.Object // hookSpecificOutput's members but hookEventName
 	switch ev.Name {
 	case "PreToolUse", "PreModelSwitch":
 		// PreModelSwitch answers like PreToolUse; Merge never gives it updatedInput.
-		renderPreToolUse(res, hso)
+		hso = renderPreToolUse(res)
 	case "PermissionRequest":
-		renderPermissionRequest(res, hso)
+		hso = renderPermissionRequest(res)
 	default:
-		renderEventFields(ev, res, top, hso)
+		top, hso = renderEventFields(ev, res, top)
 	}
-	if hso.len() > 0 {
-		full := &object{}
-		full.set("hookEventName", ev.Name)
-		full.append(hso)
-		top.set("hookSpecificOutput", full)
+	if len(hso) > 0 {
+		full := jsonobj.Object{}.Set("hookEventName", ev.Name).Merge(hso)
+		top = top.SetRaw("hookSpecificOutput", full.JSON())
 	}
-	if top.len() > 0 {
-		res.Output = top.bytes()
+	if len(top) > 0 {
+		res.Output = top.JSON()
 	}
 	renderPlainContext(ev, res, top, hso)
 	renderExitCode(ev, res)
@@ -64,9 +62,9 @@ func Finalize(ev *Event, res *protocol.Result) {
 // follow as paragraphs carrying the label Claude Code would have given them (SessionStart
 // joins several JSON contexts into one paragraph). When the answer must be JSON the
 // contexts stay one additionalContext, as before.
-func renderPlainContext(ev *Event, res *protocol.Result, top, hso *object) {
+func renderPlainContext(ev *Event, res *protocol.Result, top, hso jsonobj.Object) {
 	if !ev.PlainTextContext || len(res.PlainContext) != len(res.AdditionalContext) || len(res.AdditionalContext) == 0 ||
-		!res.PlainContext[0] || top.len() != 1 || hso.len() != 1 || res.Block != nil {
+		!res.PlainContext[0] || len(top) != 1 || len(hso) != 1 || res.Block != nil {
 		return
 	}
 	var paras []string
@@ -133,19 +131,20 @@ func renderStopExit2(ev *Event, res *protocol.Result) {
 
 // renderUniversal writes the fields every event shares (spec §4.3). Merge only kept the
 // ones the event honours.
-func renderUniversal(res *protocol.Result, top *object) {
+func renderUniversal(res *protocol.Result) (top jsonobj.Object) {
 	if res.PreventContinuation {
-		top.set("continue", false)
+		top = top.Set("continue", false)
 		if res.StopReason != "" {
-			top.set("stopReason", res.StopReason)
+			top = top.Set("stopReason", res.StopReason)
 		}
 	}
 	if len(res.SystemMessages) > 0 {
-		top.set("systemMessage", strings.Join(res.SystemMessages, "\n"))
+		top = top.Set("systemMessage", strings.Join(res.SystemMessages, "\n"))
 	}
 	if raw, ok := res.Specific["terminalSequence"]; ok {
-		top.set("terminalSequence", raw)
+		top = top.SetRaw("terminalSequence", jsonobj.Compact(raw))
 	}
+	return top
 }
 
 // renderPreToolUse: the final permission (after rules) with its reason; updatedInput
@@ -153,7 +152,7 @@ func renderUniversal(res *protocol.Result, top *object) {
 // block — Claude Code 2.1.330 itself delivers two hooks' contexts as "ctx-A\nctx-B"
 // (spec §12). An exit-2 deny's reason is already "[<command>]: <stderr>", so Claude reads
 // "PreToolUse:Bash hook error: [<command>]: <stderr>" exactly as without hookd.
-func renderPreToolUse(res *protocol.Result, hso *object) {
+func renderPreToolUse(res *protocol.Result) (hso jsonobj.Object) {
 	decision, reason := "", ""
 	if p := res.Permission; p != nil {
 		decision, reason = p.Decision, p.Reason
@@ -164,50 +163,50 @@ func renderPreToolUse(res *protocol.Result, hso *object) {
 		decision, reason = "deny", res.Block.Reason
 	}
 	if decision != "" {
-		hso.set("permissionDecision", decision)
+		hso = hso.Set("permissionDecision", decision)
 		if reason != "" {
-			hso.set("permissionDecisionReason", reason)
+			hso = hso.Set("permissionDecisionReason", reason)
 		}
 	}
 	if len(res.UpdatedInput) > 0 && (decision == "" || decision == "allow" || decision == "ask") {
-		hso.set("updatedInput", res.UpdatedInput)
+		hso = hso.SetRaw("updatedInput", jsonobj.Compact(res.UpdatedInput))
 	}
-	renderContext(res, hso)
+	return renderContext(res, hso)
 }
 
 // renderPermissionRequest: decision.behavior allow (updatedInput, updatedPermissions) or
 // deny (message = the reason, interrupt). ask/defer have no PermissionRequest form: the
 // prompt is shown as usual. Exit 2 is not honoured there, so a deny is always JSON.
-func renderPermissionRequest(res *protocol.Result, hso *object) {
+func renderPermissionRequest(res *protocol.Result) jsonobj.Object {
 	p := res.Permission
 	if p == nil && res.Block != nil {
 		p = &protocol.Permission{Decision: "deny", Reason: res.Block.Reason}
 	}
 	if p == nil {
-		return
+		return nil
 	}
-	d := &object{}
+	var d jsonobj.Object
 	switch p.Decision {
 	case "allow":
-		d.set("behavior", "allow")
+		d = d.Set("behavior", "allow")
 		if len(res.UpdatedInput) > 0 {
-			d.set("updatedInput", res.UpdatedInput)
+			d = d.SetRaw("updatedInput", jsonobj.Compact(res.UpdatedInput))
 		}
 		if raw, ok := res.Specific["updatedPermissions"]; ok {
-			d.set("updatedPermissions", raw)
+			d = d.SetRaw("updatedPermissions", jsonobj.Compact(raw))
 		}
 	case "deny":
-		d.set("behavior", "deny")
+		d = d.Set("behavior", "deny")
 		if p.Reason != "" {
-			d.set("message", p.Reason)
+			d = d.Set("message", p.Reason)
 		}
 		if raw, ok := res.Specific["interrupt"]; ok {
-			d.set("interrupt", raw)
+			d = d.SetRaw("interrupt", jsonobj.Compact(raw))
 		}
 	default:
-		return
+		return nil
 	}
-	hso.set("decision", d)
+	return jsonobj.Object{}.SetRaw("decision", d.JSON())
 }
 
 // renderEventFields covers every other event: a block as top-level decision:"block" +
@@ -215,19 +214,20 @@ func renderPermissionRequest(res *protocol.Result, hso *object) {
 // <stderr>", which is what Claude Code shows for an exit 2 on Stop, UserPromptSubmit and
 // PostToolUse: probes stop-2, ups-4, post-3), then hookSpecificOutput.additionalContext
 // and the event's own fields in name order.
-func renderEventFields(ev *Event, res *protocol.Result, top, hso *object) {
+func renderEventFields(ev *Event, res *protocol.Result, top jsonobj.Object) (_, hso jsonobj.Object) {
 	if res.Block != nil && ev.Honoured(FDecision) && !blockByExit2Only(ev) {
-		top.set("decision", "block")
-		top.set("reason", res.Block.Reason)
+		top = top.Set("decision", "block")
+		top = top.Set("reason", res.Block.Reason)
 	}
-	renderContext(res, hso)
+	hso = renderContext(res, hso)
 	for _, k := range sortedKeys(res.Specific) {
 		switch k {
 		case "terminalSequence", "worktreePath", "updatedPermissions", "interrupt":
 			continue // top-level, plain stdout, PermissionRequest's decision
 		}
-		hso.set(k, res.Specific[k])
+		hso = hso.SetRaw(k, jsonobj.Compact(res.Specific[k]))
 	}
+	return top, hso
 }
 
 // blockByExit2Only: events whose blocks hookd says with exit 2 although the event reads
@@ -242,10 +242,11 @@ func blockByExit2Only(ev *Event) bool {
 // hookSpecificOutput.additionalContext. Claude then labels plain ones "hook additional
 // context" rather than "hook success" (probe ups-3-both); one output cannot carry both
 // forms, and the text is the same.
-func renderContext(res *protocol.Result, hso *object) {
+func renderContext(res *protocol.Result, hso jsonobj.Object) jsonobj.Object {
 	if len(res.AdditionalContext) > 0 {
-		hso.set("additionalContext", strings.Join(res.AdditionalContext, "\n"))
+		hso = hso.Set("additionalContext", strings.Join(res.AdditionalContext, "\n"))
 	}
+	return hso
 }
 
 // renderExitCode picks the exit code.
@@ -316,67 +317,4 @@ func sortedKeys(m map[string]json.RawMessage) []string {
 	}
 	sort.Strings(keys)
 	return keys
-}
-
-// object is a JSON object that keeps its members in insertion order, so rendered output
-// is stable and reads like the spec's examples.
-type object struct {
-	keys []string
-	vals []any
-}
-
-func (o *object) len() int { return len(o.keys) }
-
-func (o *object) set(k string, v any) {
-	for i, kk := range o.keys {
-		if kk == k {
-			o.vals[i] = v
-			return
-		}
-	}
-	o.keys = append(o.keys, k)
-	o.vals = append(o.vals, v)
-}
-
-func (o *object) append(other *object) {
-	for i, k := range other.keys {
-		o.set(k, other.vals[i])
-	}
-}
-
-func (o *object) bytes() []byte {
-	b, _ := o.MarshalJSON()
-	return b
-}
-
-// MarshalJSON writes the members in order, without HTML escaping: Claude Code parses the
-// JSON either way, and "[echo E2 >&2; exit 2]" stays readable in logs and audit records.
-func (o *object) MarshalJSON() ([]byte, error) {
-	var b bytes.Buffer
-	b.WriteByte('{')
-	for i, k := range o.keys {
-		if i > 0 {
-			b.WriteByte(',')
-		}
-		if err := encodeValue(&b, k); err != nil {
-			return nil, err
-		}
-		b.WriteByte(':')
-		if err := encodeValue(&b, o.vals[i]); err != nil {
-			return nil, err
-		}
-	}
-	b.WriteByte('}')
-	return b.Bytes(), nil
-}
-
-func encodeValue(b *bytes.Buffer, v any) error {
-	var tmp bytes.Buffer
-	enc := json.NewEncoder(&tmp)
-	enc.SetEscapeHTML(false)
-	if err := enc.Encode(v); err != nil {
-		return err
-	}
-	b.Write(bytes.TrimSuffix(tmp.Bytes(), []byte("\n")))
-	return nil
 }

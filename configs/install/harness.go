@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/hookd/hookd/configs"
+	"github.com/hookd/hookd/events/jsonobj"
 )
 
 // HarnessOptions say what `hookd install codex|gemini` changes.
@@ -84,30 +85,30 @@ func PlanInstallHarness(o HarnessOptions) (*Plan, error) {
 	if p.HookdBefore, err = readOptional(hpath); err != nil {
 		return nil, err
 	}
-	settings := object{}
+	settings := jsonobj.Object{}
 	if p.SettingsBefore != nil && len(strings.TrimSpace(string(p.SettingsBefore))) > 0 {
 		if settings, err = parseObject(p.SettingsBefore); err != nil {
 			return nil, fmt.Errorf("%s: %w", o.Settings, err)
 		}
 	}
-	hookdFile := object{}
+	hookdFile := jsonobj.Object{}
 	var meta HarnessMeta
 	if p.HookdBefore != nil {
 		if hookdFile, err = parseObject(p.HookdBefore); err != nil {
 			return nil, fmt.Errorf("%s: %w", hpath, err)
 		}
-		if raw, ok := hookdFile.get("hookd"); ok {
+		if raw, ok := hookdFile.Lookup("hookd"); ok {
 			_ = json.Unmarshal(raw, &meta)
 		}
 	}
-	hooks := object{}
-	if raw, ok := settings.get("hooks"); ok {
+	hooks := jsonobj.Object{}
+	if raw, ok := settings.Lookup("hooks"); ok {
 		if hooks, err = parseObject(raw); err != nil {
 			return nil, fmt.Errorf("%s: \"hooks\": %w", o.Settings, err)
 		}
 	}
-	moved := object{}
-	if raw, ok := hookdFile.get("hooks"); ok {
+	moved := jsonobj.Object{}
+	if raw, ok := hookdFile.Lookup("hooks"); ok {
 		if moved, err = parseObject(raw); err != nil {
 			return nil, fmt.Errorf("%s: \"hooks\": %w", hpath, err)
 		}
@@ -117,11 +118,11 @@ func PlanInstallHarness(o HarnessOptions) (*Plan, error) {
 		forward[e] = true
 	}
 	// Split the harness's hooks: command hooks of forwarded events move, old forwarders go.
-	kept := object{}
+	kept := jsonobj.Object{}
 	nMoved := 0
 	maxTimeout := forwarderTimeout
 	for _, m := range hooks {
-		groups, err := parseArray(m.Val)
+		groups, err := parseArray(m.Value)
 		if err != nil {
 			return nil, fmt.Errorf("%s: hooks.%s: %w", o.Settings, m.Key, err)
 		}
@@ -131,7 +132,7 @@ func PlanInstallHarness(o HarnessOptions) (*Plan, error) {
 			if err != nil {
 				return nil, fmt.Errorf("%s: hooks.%s[%d]: %w", o.Settings, m.Key, gi, err)
 			}
-			hraw, _ := gobj.get("hooks")
+			hraw, _ := gobj.Lookup("hooks")
 			hs, err := parseArray(hraw)
 			if err != nil {
 				return nil, fmt.Errorf("%s: hooks.%s[%d].hooks: %w", o.Settings, m.Key, gi, err)
@@ -159,22 +160,22 @@ func PlanInstallHarness(o HarnessOptions) (*Plan, error) {
 				}
 			}
 			if len(keepH) > 0 {
-				keepGroups = append(keepGroups, gobj.set("hooks", array(keepH)).raw())
+				keepGroups = append(keepGroups, gobj.SetRaw("hooks", array(keepH)).JSON())
 			}
 			if len(moveH) > 0 {
-				moveGroups = append(moveGroups, gobj.set("hooks", array(moveH)).raw())
+				moveGroups = append(moveGroups, gobj.SetRaw("hooks", array(moveH)).JSON())
 				nMoved += len(moveH)
 			}
 		}
 		if len(keepGroups) > 0 {
-			kept = kept.set(m.Key, array(keepGroups))
+			kept = kept.SetRaw(m.Key, array(keepGroups))
 		}
 		if len(moveGroups) > 0 {
 			prev := []json.RawMessage{}
-			if raw, ok := moved.get(m.Key); ok {
+			if raw, ok := moved.Lookup(m.Key); ok {
 				prev, _ = parseArray(raw)
 			}
-			moved = moved.set(m.Key, array(append(prev, moveGroups...)))
+			moved = moved.SetRaw(m.Key, array(append(prev, moveGroups...)))
 		}
 	}
 	// The forwarders: one group per forwarded event, no matcher (every tool), after the
@@ -182,23 +183,23 @@ func PlanInstallHarness(o HarnessOptions) (*Plan, error) {
 	fwdCmd := harnessForwarderCommand(o)
 	timeout := math.Ceil(float64(maxTimeout) / float64(o.TimeoutUnit))
 	for _, e := range o.Events {
-		h := object{}.set("type", str("command")).set("command", str(fwdCmd)).set("timeout", mustJSON(timeout))
+		h := jsonobj.Object{}.Set("type", "command").Set("command", fwdCmd).Set("timeout", timeout)
 		if o.Harness == "gemini" {
-			h = h.set("name", str("hookd"))
+			h = h.Set("name", "hookd")
 		}
-		g := object{}.set("hooks", array([]json.RawMessage{h.raw()}))
+		g := jsonobj.Object{}.SetRaw("hooks", array([]json.RawMessage{h.JSON()}))
 		prev := []json.RawMessage{}
-		if raw, ok := kept.get(e); ok {
+		if raw, ok := kept.Lookup(e); ok {
 			prev, _ = parseArray(raw)
 		}
-		kept = kept.set(e, array(append(prev, g.raw())))
+		kept = kept.SetRaw(e, array(append(prev, g.JSON())))
 	}
 
 	if meta.Version == 0 { // first install: remember what to give back
 		meta = HarnessMeta{Version: MetaVersion, Harness: o.Harness, InstalledFrom: o.Settings,
 			SettingsExisted: p.SettingsBefore != nil}
-		if raw, ok := settings.get("hooks"); ok {
-			meta.OriginalHooks = compact(raw)
+		if raw, ok := settings.Lookup("hooks"); ok {
+			meta.OriginalHooks = jsonobj.Compact(raw)
 		}
 		if p.SettingsBefore != nil {
 			p.Backups[o.Settings] = backupName(o.BackupDir, o.Settings, o.Now)
@@ -212,12 +213,12 @@ func PlanInstallHarness(o HarnessOptions) (*Plan, error) {
 	if p.SettingsBefore != nil {
 		unit = indentUnit(p.SettingsBefore)
 	}
-	if p.SettingsBefore != nil && settings.has("hooks") {
-		if p.SettingsAfter, err = spliceTopLevel(p.SettingsBefore, "hooks", kept.raw()); err != nil {
+	if p.SettingsBefore != nil && settings.Has("hooks") {
+		if p.SettingsAfter, err = spliceTopLevel(p.SettingsBefore, "hooks", kept.JSON()); err != nil {
 			return nil, err
 		}
 	} else {
-		p.SettingsAfter = append(indent(settings.set("hooks", kept.raw()).raw(), "", unit), '\n')
+		p.SettingsAfter = append(indent(settings.SetRaw("hooks", kept.JSON()).JSON(), "", unit), '\n')
 	}
 	if p.SettingsBefore != nil && equalJSON(p.SettingsBefore, p.SettingsAfter) {
 		p.SettingsAfter = p.SettingsBefore
@@ -230,8 +231,8 @@ func PlanInstallHarness(o HarnessOptions) (*Plan, error) {
 	default:
 		meta.InstalledSHA256 = "" // hooks changed since: uninstall merges instead
 	}
-	hookdOut := object{}.set("hooks", moved.raw()).set("hookd", mustJSON(meta))
-	p.HookdAfter = append(indent(hookdOut.raw(), "", "  "), '\n')
+	hookdOut := jsonobj.Object{}.SetRaw("hooks", moved.JSON()).Set("hookd", meta)
+	p.HookdAfter = append(indent(hookdOut.JSON(), "", "  "), '\n')
 	if p.HookdBefore != nil && equalJSON(p.HookdBefore, p.HookdAfter) {
 		p.HookdAfter = p.HookdBefore
 	}
@@ -273,26 +274,26 @@ func PlanUninstallHarness(o HarnessOptions) (*Plan, error) {
 		return nil, fmt.Errorf("%s: %w", hpath, err)
 	}
 	var meta HarnessMeta
-	if raw, ok := hookdFile.get("hookd"); ok {
+	if raw, ok := hookdFile.Lookup("hookd"); ok {
 		_ = json.Unmarshal(raw, &meta)
 	}
-	moved := object{}
-	if raw, ok := hookdFile.get("hooks"); ok {
+	moved := jsonobj.Object{}
+	if raw, ok := hookdFile.Lookup("hooks"); ok {
 		moved, _ = parseObject(raw)
 	}
-	settings := object{}
+	settings := jsonobj.Object{}
 	if p.SettingsBefore != nil {
 		if settings, err = parseObject(p.SettingsBefore); err != nil {
 			return nil, fmt.Errorf("%s: %w", o.Settings, err)
 		}
 	}
-	hooks := object{}
-	if raw, ok := settings.get("hooks"); ok {
+	hooks := jsonobj.Object{}
+	if raw, ok := settings.Lookup("hooks"); ok {
 		hooks, _ = parseObject(raw)
 	}
-	restored := object{}
+	restored := jsonobj.Object{}
 	for _, m := range hooks {
-		groups, _ := parseArray(m.Val)
+		groups, _ := parseArray(m.Value)
 		var keep []json.RawMessage
 		for _, g := range groups {
 			gobj, err := parseObject(g)
@@ -300,7 +301,7 @@ func PlanUninstallHarness(o HarnessOptions) (*Plan, error) {
 				keep = append(keep, g)
 				continue
 			}
-			hraw, _ := gobj.get("hooks")
+			hraw, _ := gobj.Lookup("hooks")
 			hs, _ := parseArray(hraw)
 			var keepH []json.RawMessage
 			for _, h := range hs {
@@ -312,28 +313,28 @@ func PlanUninstallHarness(o HarnessOptions) (*Plan, error) {
 				keepH = append(keepH, h)
 			}
 			if len(keepH) > 0 {
-				keep = append(keep, gobj.set("hooks", array(keepH)).raw())
+				keep = append(keep, gobj.SetRaw("hooks", array(keepH)).JSON())
 			}
 		}
 		if len(keep) > 0 {
-			restored = restored.set(m.Key, array(keep))
+			restored = restored.SetRaw(m.Key, array(keep))
 		}
 	}
 	for _, m := range moved {
-		groups, _ := parseArray(m.Val)
+		groups, _ := parseArray(m.Value)
 		prev := []json.RawMessage{}
-		if raw, ok := restored.get(m.Key); ok {
+		if raw, ok := restored.Lookup(m.Key); ok {
 			prev, _ = parseArray(raw)
 		}
-		restored = restored.set(m.Key, array(append(prev, groups...)))
+		restored = restored.SetRaw(m.Key, array(append(prev, groups...)))
 	}
 	switch {
 	case len(restored) == 0 && meta.OriginalHooks == nil:
-		settings = settings.without("hooks")
+		settings = settings.Without("hooks")
 		if len(settings) == 0 && !meta.SettingsExisted {
 			p.SettingsAfter = nil
 		} else if p.SettingsBefore != nil {
-			p.SettingsAfter = append(indent(settings.raw(), "", indentUnit(p.SettingsBefore)), '\n')
+			p.SettingsAfter = append(indent(settings.JSON(), "", indentUnit(p.SettingsBefore)), '\n')
 		}
 	case meta.InstalledSHA256 != "" && digest(p.SettingsBefore) == meta.InstalledSHA256 && meta.OriginalHooks != nil:
 		p.SettingsAfter, err = spliceTopLevel(p.SettingsBefore, "hooks", meta.OriginalHooks)
@@ -341,9 +342,9 @@ func PlanUninstallHarness(o HarnessOptions) (*Plan, error) {
 		p.SettingsAfter = nil
 	default:
 		if p.SettingsBefore == nil {
-			p.SettingsAfter = append(indent(object{}.set("hooks", restored.raw()).raw(), "", "  "), '\n')
+			p.SettingsAfter = append(indent(jsonobj.Object{}.SetRaw("hooks", restored.JSON()).JSON(), "", "  "), '\n')
 		} else {
-			p.SettingsAfter, err = spliceTopLevel(p.SettingsBefore, "hooks", restored.raw())
+			p.SettingsAfter, err = spliceTopLevel(p.SettingsBefore, "hooks", restored.JSON())
 		}
 	}
 	if err != nil {
@@ -356,10 +357,10 @@ func PlanUninstallHarness(o HarnessOptions) (*Plan, error) {
 	}
 	n := 0
 	for _, m := range moved {
-		gs, _ := parseArray(m.Val)
+		gs, _ := parseArray(m.Value)
 		for _, g := range gs {
 			gobj, _ := parseObject(g)
-			hraw, _ := gobj.get("hooks")
+			hraw, _ := gobj.Lookup("hooks")
 			hs, _ := parseArray(hraw)
 			n += len(hs)
 		}

@@ -7,6 +7,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/hookd/hookd/events/jsonobj"
 )
 
 const geminiSettings = `{
@@ -93,7 +95,7 @@ func TestInstallGemini(t *testing.T) {
 	hf, _ := os.ReadFile(filepath.Join(dir, "hookd.json"))
 	var h struct{ Hooks json.RawMessage }
 	_ = json.Unmarshal(hf, &h)
-	if moved := string(compact(h.Hooks)); !strings.Contains(moved, `"./guard.sh"`) || !strings.Contains(moved, `"sequential":true`) || strings.Contains(moved, "model.sh") {
+	if moved := string(jsonobj.Compact(h.Hooks)); !strings.Contains(moved, `"./guard.sh"`) || !strings.Contains(moved, `"sequential":true`) || strings.Contains(moved, "model.sh") {
 		t.Errorf("hookd.json: %s", hf)
 	}
 	// Idempotent.

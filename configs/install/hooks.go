@@ -11,12 +11,13 @@ import (
 
 	"github.com/hookd/hookd/configs"
 	"github.com/hookd/hookd/events"
+	"github.com/hookd/hookd/events/jsonobj"
 	"github.com/hookd/hookd/matcher"
 )
 
 // hooksValue is a settings file's "hooks" object: event → raw array of matcher groups,
 // in file order.
-type hooksValue = object
+type hooksValue = jsonobj.Object
 
 // handlerInfo is what the installer reads of one handler.
 type handlerInfo struct {
@@ -40,13 +41,13 @@ func movable(typ string) bool { return typ == "command" || typ == "http" }
 // any other keys on both sides; a side that ends up with no handler for a group does
 // not get the group. forwarders counts the dropped forwarders.
 func split(h hooksValue) (kept, moved hooksValue, forwarders int) {
-	kept, moved = object{}, object{}
+	kept, moved = jsonobj.Object{}, jsonobj.Object{}
 	for _, ev := range h {
 		if _, known := events.Lookup(ev.Key); !known {
 			kept = append(kept, ev) // Claude Code's business (it warns and skips)
 			continue
 		}
-		groups, err := parseArray(ev.Val)
+		groups, err := parseArray(ev.Value)
 		if err != nil {
 			kept = append(kept, ev)
 			continue
@@ -54,7 +55,7 @@ func split(h hooksValue) (kept, moved hooksValue, forwarders int) {
 		var kg, mg []json.RawMessage
 		for _, g := range groups {
 			grp, err := parseObject(g)
-			hraw, ok := grp.get("hooks")
+			hraw, ok := grp.Lookup("hooks")
 			if err != nil || !ok {
 				kg = append(kg, g)
 				continue
@@ -81,17 +82,17 @@ func split(h hooksValue) (kept, moved hooksValue, forwarders int) {
 				}
 			}
 			if len(kh) > 0 || len(hs) == 0 && len(mh) == 0 {
-				kg = append(kg, grp.set("hooks", array(kh)).raw())
+				kg = append(kg, grp.SetRaw("hooks", array(kh)).JSON())
 			}
 			if len(mh) > 0 {
-				mg = append(mg, grp.set("hooks", array(mh)).raw())
+				mg = append(mg, grp.SetRaw("hooks", array(mh)).JSON())
 			}
 		}
 		if len(kg) > 0 || len(groups) == 0 {
-			kept = append(kept, member{ev.Key, array(kg)})
+			kept = append(kept, jsonobj.Member{Key: ev.Key, Value: array(kg)})
 		}
 		if len(mg) > 0 {
-			moved = append(moved, member{ev.Key, array(mg)})
+			moved = append(moved, jsonobj.Member{Key: ev.Key, Value: array(mg)})
 		}
 	}
 	return kept, moved, forwarders
@@ -99,9 +100,9 @@ func split(h hooksValue) (kept, moved hooksValue, forwarders int) {
 
 // withoutForwarders is h with every forwarder removed (groups left empty by it dropped).
 func withoutForwarders(h hooksValue) hooksValue {
-	out := object{}
+	out := jsonobj.Object{}
 	for _, ev := range h {
-		groups, err := parseArray(ev.Val)
+		groups, err := parseArray(ev.Value)
 		if err != nil {
 			out = append(out, ev)
 			continue
@@ -109,7 +110,7 @@ func withoutForwarders(h hooksValue) hooksValue {
 		var gs []json.RawMessage
 		for _, g := range groups {
 			grp, err := parseObject(g)
-			hraw, ok := grp.get("hooks")
+			hraw, ok := grp.Lookup("hooks")
 			hs, err2 := parseArray(hraw)
 			if err != nil || !ok || err2 != nil {
 				gs = append(gs, g)
@@ -126,12 +127,12 @@ func withoutForwarders(h hooksValue) hooksValue {
 			if len(keep) == 0 && len(hs) > 0 {
 				continue
 			}
-			gs = append(gs, grp.set("hooks", array(keep)).raw())
+			gs = append(gs, grp.SetRaw("hooks", array(keep)).JSON())
 		}
 		if len(gs) == 0 && len(groups) > 0 {
 			continue
 		}
-		out = append(out, member{ev.Key, array(gs)})
+		out = append(out, jsonobj.Member{Key: ev.Key, Value: array(gs)})
 	}
 	return out
 }
@@ -139,13 +140,13 @@ func withoutForwarders(h hooksValue) hooksValue {
 // merge appends b's groups to a's, event by event (a's events first, in order, then b's
 // new ones).
 func merge(a, b hooksValue) hooksValue {
-	out := append(object{}, a...)
+	out := append(jsonobj.Object{}, a...)
 	for _, ev := range b {
-		if cur, ok := out.get(ev.Key); ok {
+		if cur, ok := out.Lookup(ev.Key); ok {
 			x, err1 := parseArray(cur)
-			y, err2 := parseArray(ev.Val)
+			y, err2 := parseArray(ev.Value)
 			if err1 == nil && err2 == nil {
-				out = out.set(ev.Key, array(append(x, y...)))
+				out = out.SetRaw(ev.Key, array(append(x, y...)))
 				continue
 			}
 		}
@@ -165,20 +166,20 @@ func count(h hooksValue) int {
 // (nil when the group has none).
 func eachHandler(h hooksValue, fn func(event string, matcher *string, hi handlerInfo)) {
 	for _, ev := range h {
-		groups, _ := parseArray(ev.Val)
+		groups, _ := parseArray(ev.Value)
 		for _, g := range groups {
 			grp, err := parseObject(g)
 			if err != nil {
 				continue
 			}
 			var m *string
-			if mraw, ok := grp.get("matcher"); ok {
+			if mraw, ok := grp.Lookup("matcher"); ok {
 				var s string
 				if json.Unmarshal(mraw, &s) == nil {
 					m = &s
 				}
 			}
-			hraw, _ := grp.get("hooks")
+			hraw, _ := grp.Lookup("hooks")
 			hs, _ := parseArray(hraw)
 			for _, x := range hs {
 				var hi handlerInfo
@@ -262,7 +263,7 @@ func forwarders(moved hooksValue, cmd string) hooksValue {
 			}
 		}
 	})
-	out := object{}
+	out := jsonobj.Object{}
 	for _, name := range events.Names() {
 		ev, _ := events.Lookup(name)
 		if fwd, _ := Forwarding(name, movedEvents[name]); !fwd {
@@ -272,7 +273,7 @@ func forwarders(moved hooksValue, cmd string) hooksValue {
 		if s := slowest[name] + forwarderMargin; slowest[name] > 0 && s > timeout {
 			timeout = s
 		}
-		handler := object{{"type", str("command")}, {"command", str(cmd)}}
+		handler := jsonobj.Object{}.Set("type", "command").Set("command", cmd)
 		switch {
 		case name == "SessionEnd":
 			// SessionEnd hooks share a budget of 1.5 s that the largest timeout in the
@@ -280,34 +281,34 @@ func forwarders(moved hooksValue, cmd string) hooksValue {
 			// change how long Claude Code waits at exit. Carry over only what the moved
 			// hooks asked for.
 			if d := explicit[name]; d > 0 {
-				handler = append(handler, member{"timeout", seconds(d)})
+				handler = append(handler, jsonobj.Member{Key: "timeout", Value: seconds(d)})
 			}
 		default:
-			handler = append(handler, member{"timeout", seconds(timeout)})
+			handler = append(handler, jsonobj.Member{Key: "timeout", Value: seconds(timeout)})
 		}
 		if failClosed[name] {
 			// A moved hook fails closed: so must its forwarder. Should hookc itself time
 			// out or fail to start, Claude Code then blocks as it would have for the
 			// hook (a Claude Code key, 2.1.295+; not one of hookd's own).
-			handler = append(handler, member{"onFailure", str("block")})
+			handler = append(handler, jsonobj.Member{Key: "onFailure", Value: jsonobj.Marshal("block")})
 		}
-		hooks := array([]json.RawMessage{handler.raw()})
+		hooks := array([]json.RawMessage{handler.JSON()})
 		var groups []json.RawMessage
 		switch {
 		case name == "FileChanged":
 			for _, m := range fileMatchers {
-				g := object{}
+				g := jsonobj.Object{}
 				if m != nil {
-					g = append(g, member{"matcher", str(*m)})
+					g = append(g, jsonobj.Member{Key: "matcher", Value: jsonobj.Marshal(*m)})
 				}
-				groups = append(groups, append(g, member{"hooks", hooks}).raw())
+				groups = append(groups, append(g, jsonobj.Member{Key: "hooks", Value: hooks}).JSON())
 			}
 		case ev.MatcherField != "":
-			groups = append(groups, object{{"matcher", str(UnionMatcher(groupMatchers[name]))}, {"hooks", hooks}}.raw())
+			groups = append(groups, jsonobj.Object{}.Set("matcher", UnionMatcher(groupMatchers[name])).SetRaw("hooks", hooks).JSON())
 		default:
-			groups = append(groups, object{{"hooks", hooks}}.raw())
+			groups = append(groups, jsonobj.Object{}.SetRaw("hooks", hooks).JSON())
 		}
-		out = append(out, member{name, array(groups)})
+		out = append(out, jsonobj.Member{Key: name, Value: array(groups)})
 	}
 	return out
 }
@@ -368,7 +369,7 @@ func seconds(d time.Duration) json.RawMessage {
 	if s == math.Trunc(s) {
 		return json.RawMessage(fmt.Sprintf("%d", int64(s)))
 	}
-	return mustJSON(s)
+	return jsonobj.Marshal(s)
 }
 
 // withForwarders puts the forwarders into kept: events already there get the

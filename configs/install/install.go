@@ -53,6 +53,7 @@ import (
 
 	"github.com/hookd/hookd/configs"
 	"github.com/hookd/hookd/configs/atomicfile"
+	"github.com/hookd/hookd/events/jsonobj"
 )
 
 // MetaVersion is the version of the "hookd" record in hookd-owned files.
@@ -260,7 +261,7 @@ func readOptional(path string) ([]byte, error) {
 // settingsFile is a parsed Claude Code settings file.
 type settingsFile struct {
 	data     []byte // nil when absent
-	top      object
+	top      jsonobj.Object
 	hooks    hooksValue
 	hasHooks bool
 }
@@ -270,7 +271,7 @@ func readSettings(path string) (*settingsFile, error) {
 	if err != nil {
 		return nil, err
 	}
-	sf := &settingsFile{data: data, hooks: object{}}
+	sf := &settingsFile{data: data, hooks: jsonobj.Object{}}
 	if data == nil || len(bytes.TrimSpace(data)) == 0 {
 		return sf, nil
 	}
@@ -278,7 +279,7 @@ func readSettings(path string) (*settingsFile, error) {
 	if err != nil {
 		return nil, fmt.Errorf("%s: not a valid settings file (%v); fix it first", path, err)
 	}
-	if raw, ok := sf.top.get("hooks"); ok {
+	if raw, ok := sf.top.Lookup("hooks"); ok {
 		sf.hasHooks = true
 		if sf.hooks, err = parseObject(raw); err != nil {
 			return nil, fmt.Errorf("%s: \"hooks\" must be an object of event names; fix it first", path)
@@ -290,7 +291,7 @@ func readSettings(path string) (*settingsFile, error) {
 // hookdFile is a parsed hookd-owned file.
 type hookdFile struct {
 	data  []byte
-	top   object
+	top   jsonobj.Object
 	meta  *Meta
 	hooks hooksValue
 }
@@ -298,19 +299,19 @@ type hookdFile struct {
 func readHookd(path string) (*hookdFile, error) {
 	data, err := readOptional(path)
 	if err != nil || data == nil {
-		return &hookdFile{hooks: object{}}, err
+		return &hookdFile{hooks: jsonobj.Object{}}, err
 	}
-	hf := &hookdFile{data: data, hooks: object{}}
+	hf := &hookdFile{data: data, hooks: jsonobj.Object{}}
 	if hf.top, err = parseObject(data); err != nil {
 		return nil, fmt.Errorf("%s: not valid JSON (%v); fix or remove it first", path, err)
 	}
-	if raw, ok := hf.top.get("hookd"); ok {
+	if raw, ok := hf.top.Lookup("hookd"); ok {
 		hf.meta = &Meta{}
 		if err := json.Unmarshal(raw, hf.meta); err != nil {
 			return nil, fmt.Errorf("%s: the \"hookd\" record is damaged (%v)", path, err)
 		}
 	}
-	if raw, ok := hf.top.get("hooks"); ok {
+	if raw, ok := hf.top.Lookup("hooks"); ok {
 		if hf.hooks, err = parseObject(raw); err != nil {
 			return nil, fmt.Errorf("%s: \"hooks\" must be an object of event names", path)
 		}
@@ -395,7 +396,7 @@ func PlanInstall(o Options) (*Plan, error) {
 			DirCreated: !isDir(filepath.Dir(o.Settings)),
 		}
 		if sf.hasHooks {
-			meta.OriginalHooks, _ = sf.top.get("hooks")
+			meta.OriginalHooks, _ = sf.top.Lookup("hooks")
 		}
 		meta.OriginalSHA256 = digest(sf.data)
 		moved = newlyMoved
@@ -410,10 +411,10 @@ func PlanInstall(o Options) (*Plan, error) {
 	// The Claude Code file: only "hooks" changes.
 	var sAfter []byte
 	if sf.data == nil || len(bytes.TrimSpace(sf.data)) == 0 {
-		sAfter = append(indent(object{{"hooks", newHooks.raw()}}.raw(), "", "  "), '\n')
-	} else if sf.hasHooks && equalJSON(newHooks.raw(), mustRaw(sf.top, "hooks")) {
+		sAfter = append(indent(jsonobj.Object{}.SetRaw("hooks", newHooks.JSON()).JSON(), "", "  "), '\n')
+	} else if sf.hasHooks && equalJSON(newHooks.JSON(), mustRaw(sf.top, "hooks")) {
 		sAfter = sf.data // already as it should be
-	} else if sAfter, err = spliceTopLevel(sf.data, "hooks", newHooks.raw()); err != nil {
+	} else if sAfter, err = spliceTopLevel(sf.data, "hooks", newHooks.JSON()); err != nil {
 		return nil, fmt.Errorf("%s: %w", o.Settings, err)
 	}
 	p.SettingsAfter = sAfter
@@ -432,13 +433,13 @@ func PlanInstall(o Options) (*Plan, error) {
 	if hf.meta != nil && len(newlyMoved) == 0 && hf.meta.Forwarder == o.Forwarder {
 		p.HookdAfter = hf.data
 	} else {
-		top := object{{"hookd", mustJSON(meta)}, {"hooks", moved.raw()}}
+		top := jsonobj.Object{}.Set("hookd", meta).SetRaw("hooks", moved.JSON())
 		for _, m := range hf.top { // keys someone added by hand stay
 			if m.Key != "hookd" && m.Key != "hooks" {
 				top = append(top, m)
 			}
 		}
-		p.HookdAfter = append(indent(top.raw(), "", "  "), '\n')
+		p.HookdAfter = append(indent(top.JSON(), "", "  "), '\n')
 	}
 
 	// Summary.
@@ -470,8 +471,8 @@ func PlanInstall(o Options) (*Plan, error) {
 	return p, nil
 }
 
-func mustRaw(o object, key string) json.RawMessage {
-	v, _ := o.get(key)
+func mustRaw(o jsonobj.Object, key string) json.RawMessage {
+	v, _ := o.Lookup(key)
 	return v
 }
 
@@ -514,7 +515,7 @@ func PlanUninstall(o Options) (*Plan, error) {
 	// left in Claude Code's file is what the install left there, and hookd's file holds
 	// what the install moved.
 	_, stillMovable, _ := split(current)
-	unchanged := len(stillMovable) == 0 && equalJSON(keptOnly(current).raw(), origKept.raw()) && equalJSON(hf.hooks.raw(), origMoved.raw())
+	unchanged := len(stillMovable) == 0 && equalJSON(keptOnly(current).JSON(), origKept.JSON()) && equalJSON(hf.hooks.JSON(), origMoved.JSON())
 
 	var sAfter []byte
 	switch {
@@ -549,7 +550,7 @@ func PlanUninstall(o Options) (*Plan, error) {
 		p.Summary = append(p.Summary, fmt.Sprintf("restored the original hooks of %s (%s)", o.Settings, plural(count(orig), "hook", "hooks")))
 	default:
 		back := merge(current, hf.hooks)
-		sAfter, err = restoreHooks(sf, back.raw())
+		sAfter, err = restoreHooks(sf, back.JSON())
 		if err != nil {
 			return nil, err
 		}
@@ -586,7 +587,7 @@ func digestOf(path string) string {
 func keptOnly(h hooksValue) hooksValue { return h }
 
 // onlyHooks reports whether a settings object has no key but "hooks".
-func onlyHooks(top object) bool {
+func onlyHooks(top jsonobj.Object) bool {
 	for _, m := range top {
 		if m.Key != "hooks" {
 			return false
@@ -598,7 +599,7 @@ func onlyHooks(top object) bool {
 // restoreHooks writes hooks back into the Claude Code file, keeping everything else.
 func restoreHooks(sf *settingsFile, hooks json.RawMessage) ([]byte, error) {
 	if sf.data == nil || len(bytes.TrimSpace(sf.data)) == 0 {
-		return append(indent(object{{"hooks", hooks}}.raw(), "", "  "), '\n'), nil
+		return append(indent(jsonobj.Object{}.SetRaw("hooks", hooks).JSON(), "", "  "), '\n'), nil
 	}
 	return spliceTopLevel(sf.data, "hooks", hooks)
 }
@@ -630,12 +631,12 @@ func PlanResync(o Options) (*Plan, error) {
 		return p, nil // not installed here (or Claude Code's file is gone): nothing to keep in sync
 	}
 	newHooks := withForwarders(withoutForwarders(sf.hooks), forwarders(hf.hooks, hf.meta.Forwarder))
-	if sf.hasHooks && equalJSON(newHooks.raw(), mustRaw(sf.top, "hooks")) {
+	if sf.hasHooks && equalJSON(newHooks.JSON(), mustRaw(sf.top, "hooks")) {
 		return p, nil
 	}
 	if len(bytes.TrimSpace(sf.data)) == 0 {
-		p.SettingsAfter = append(indent(object{{"hooks", newHooks.raw()}}.raw(), "", "  "), '\n')
-	} else if p.SettingsAfter, err = spliceTopLevel(sf.data, "hooks", newHooks.raw()); err != nil {
+		p.SettingsAfter = append(indent(jsonobj.Object{}.SetRaw("hooks", newHooks.JSON()).JSON(), "", "  "), '\n')
+	} else if p.SettingsAfter, err = spliceTopLevel(sf.data, "hooks", newHooks.JSON()); err != nil {
 		return nil, fmt.Errorf("%s: %w", o.Settings, err)
 	}
 	p.Summary = append(p.Summary, fmt.Sprintf("forwarders in %s follow %s: %s", o.Settings, hpath, joinOrNone(eventsOf(forwarders(hf.hooks, hf.meta.Forwarder)))))

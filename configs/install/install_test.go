@@ -11,6 +11,7 @@ import (
 
 	"github.com/hookd/hookd/configs"
 	"github.com/hookd/hookd/events"
+	"github.com/hookd/hookd/events/jsonobj"
 	"github.com/hookd/hookd/matcher"
 )
 
@@ -103,7 +104,7 @@ func hooksOf(t *testing.T, data string) string {
 	if err != nil {
 		t.Fatal(err)
 	}
-	v, _ := o.get("hooks")
+	v, _ := o.Lookup("hooks")
 	return string(v)
 }
 
@@ -336,8 +337,8 @@ func TestReinstallMovesNewHooksAndUninstallReturnsAll(t *testing.T) {
 	// (hookd leaves the file to Claude Code) until the next install moves it.
 	o, _ := parseObject([]byte(w.read(w.settings)))
 	hooks, _ := parseObject(mustRaw(o, "hooks"))
-	hooks = merge(hooks, object{{"Stop", json.RawMessage(`[{"hooks":[{"type":"command","command":"late.sh"}]}]`)}})
-	data, _ := spliceTopLevel([]byte(w.read(w.settings)), "hooks", hooks.raw())
+	hooks = merge(hooks, jsonobj.Object{}.SetRaw("Stop", json.RawMessage(`[{"hooks":[{"type":"command","command":"late.sh"}]}]`)))
+	data, _ := spliceTopLevel([]byte(w.read(w.settings)), "hooks", hooks.JSON())
 	w.write(string(data))
 
 	p := w.install()

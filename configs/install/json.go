@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/hookd/hookd/events"
+	"github.com/hookd/hookd/events/jsonobj"
 )
 
 // The installer edits Claude Code's settings files, which people write by hand and
@@ -16,66 +17,15 @@ import (
 // the JSON in which every value it does not look into stays as its raw (compacted)
 // bytes — string escapes and number spellings included.
 
-// member is one key of an object, with its value's raw bytes.
-type member struct {
-	Key string
-	Val json.RawMessage
-}
-
-// object is a JSON object with its key order.
-type object []member
-
-func (o object) get(key string) (json.RawMessage, bool) {
-	// The last occurrence wins, as in Claude Code (and encoding/json).
-	for i := len(o) - 1; i >= 0; i-- {
-		if o[i].Key == key {
-			return o[i].Val, true
-		}
-	}
-	return nil, false
-}
-
-func (o object) has(key string) bool { _, ok := o.get(key); return ok }
-
-// set replaces every occurrence of key, or appends it.
-func (o object) set(key string, v json.RawMessage) object {
-	found := false
-	out := o[:0:0]
-	for _, m := range o {
-		if m.Key == key {
-			if found {
-				continue
-			}
-			found = true
-			m.Val = v
-		}
-		out = append(out, m)
-	}
-	if !found {
-		out = append(out, member{key, v})
-	}
-	return out
-}
-
-func (o object) without(key string) object {
-	out := o[:0:0]
-	for _, m := range o {
-		if m.Key != key {
-			out = append(out, m)
-		}
-	}
-	return out
-}
-
 // parseObject reads a JSON object keeping key order and raw values.
-func parseObject(data []byte) (object, error) {
+func parseObject(data []byte) (jsonobj.Object, error) {
 	members, _, err := events.TopLevelMembers(data)
 	if err != nil {
 		return nil, err
 	}
-	o := make(object, 0, len(members))
+	o := make(jsonobj.Object, 0, len(members))
 	for _, m := range members {
-		o = append(o, member{m.Key, compact(data[m.ValStart:m.ValEnd])})
+		o = append(o, jsonobj.Member{Key: m.Key, Value: jsonobj.Compact(data[m.ValStart:m.ValEnd])})
 	}
 	return o, nil
 }
@@ -90,33 +40,9 @@ func parseArray(data []byte) ([]json.RawMessage, error) {
 		return nil, errors.New("not a JSON array")
 	}
 	for i := range xs {
-		xs[i] = compact(xs[i])
+		xs[i] = jsonobj.Compact(xs[i])
 	}
 	return xs, nil
-}
-
-func compact(raw []byte) json.RawMessage {
-	var b bytes.Buffer
-	if err := json.Compact(&b, raw); err != nil {
-		return append(json.RawMessage(nil), raw...)
-	}
-	return b.Bytes()
-}
-
-// raw encodes an object compactly, keys in order, values as they are.
-func (o object) raw() json.RawMessage {
-	var b bytes.Buffer
-	b.WriteByte('{')
-	for i, m := range o {
-		if i > 0 {
-			b.WriteByte(',')
-		}
-		b.Write(str(m.Key))
-		b.WriteByte(':')
-		b.Write(m.Val)
-	}
-	b.WriteByte('}')
-	return b.Bytes()
 }
 
 func array(xs []json.RawMessage) json.RawMessage {
@@ -130,21 +56,6 @@ func array(xs []json.RawMessage) json.RawMessage {
 	}
 	b.WriteByte(']')
 	return b.Bytes()
-}
-
-// str encodes s as a JSON string without HTML escaping (Claude Code's files are not HTML).
-func str(s string) json.RawMessage {
-	return mustJSON(s)
-}
-
-func mustJSON(v any) json.RawMessage {
-	var b bytes.Buffer
-	enc := json.NewEncoder(&b)
-	enc.SetEscapeHTML(false)
-	if err := enc.Encode(v); err != nil {
-		panic(fmt.Sprintf("install: encoding %T: %v", v, err))
-	}
-	return bytes.TrimSuffix(b.Bytes(), []byte("\n"))
 }
 
 // indent pretty-prints raw JSON with prefix before every line but the first.
@@ -286,7 +197,7 @@ func splice(data []byte, key string, val json.RawMessage, verbatim bool) ([]byte
 		closing := bytes.LastIndexByte(data, '}')
 		if len(spans) == 0 {
 			b.WriteString("{\n" + unit)
-			b.Write(str(key))
+			b.Write(jsonobj.Marshal(key))
 			b.WriteString(": ")
 			b.Write(indent(val, unit, unit))
 			b.WriteString("\n}")
@@ -297,7 +208,7 @@ func splice(data []byte, key string, val json.RawMessage, verbatim bool) ([]byte
 		prefix := lineIndent(data, last.KeyStart)
 		b.Write(data[:last.ValEnd])
 		b.WriteString(",\n" + prefix)
-		b.Write(str(key))
+		b.Write(jsonobj.Marshal(key))
 		b.WriteString(": ")
 		b.Write(indent(val, prefix, unit))
 		b.Write(data[last.ValEnd:])

@@ -7,6 +7,7 @@ import (
 
 	"github.com/hookd/hookd/configs"
 	"github.com/hookd/hookd/events"
+	"github.com/hookd/hookd/events/jsonobj"
 )
 
 // DropInName is the file name of hookd's managed drop-in (`hookd install claude-code
@@ -51,22 +52,23 @@ func managedDropIn(cmd string) []byte {
 	// One placeholder command hook per forwarded event, with no matcher and no timeout,
 	// through the same forwarders() the other scopes use: matcher "*" where the event has
 	// a matcher field, the default forwarder timeout, SessionEnd's shared budget left alone.
-	all := object{}
+	handler := jsonobj.Object{}.Set("type", "command").Set("command", "placeholder")
+	group := jsonobj.Object{}.SetRaw("hooks", array([]json.RawMessage{handler.JSON()}))
+	all := jsonobj.Object{}
 	for _, name := range events.Names() {
 		if ok, _ := ManagedForwarding(name); ok {
-			all = append(all, member{name, array([]json.RawMessage{object{{"hooks", array([]json.RawMessage{
-				object{{"type", str("command")}, {"command", str("placeholder")}}.raw()})}}.raw()})})
+			all = append(all, jsonobj.Member{Key: name, Value: array([]json.RawMessage{group.JSON()})})
 		}
 	}
-	top := object{{"allowManagedHooksOnly", json.RawMessage("true")}, {"hooks", forwarders(all, cmd).raw()}}
-	return append(indent(top.raw(), "", "  "), '\n')
+	top := jsonobj.Object{}.SetRaw("allowManagedHooksOnly", json.RawMessage("true")).SetRaw("hooks", forwarders(all, cmd).JSON())
+	return append(indent(top.JSON(), "", "  "), '\n')
 }
 
 // isOurDropIn reports whether data is a drop-in hookd could have written: only the keys
 // "allowManagedHooksOnly" and "hooks", and every handler a hookc forwarder.
 func isOurDropIn(data []byte) bool {
 	top, err := parseObject(data)
-	if err != nil || !top.has("hooks") {
+	if err != nil || !top.Has("hooks") {
 		return false
 	}
 	for _, m := range top {

@@ -20,13 +20,13 @@
 package harness
 
 import (
-	"bytes"
 	"encoding/json"
 	"sort"
 	"strings"
 	"time"
 
 	"github.com/hookd/hookd/events"
+	"github.com/hookd/hookd/events/jsonobj"
 	"github.com/hookd/hookd/protocol"
 )
 
@@ -219,139 +219,39 @@ func (a *Adapter) NativeInput(nativeTool string, in json.RawMessage) json.RawMes
 // renameMembers renames the members of a JSON object (order kept). A non-object is
 // returned unchanged.
 func renameMembers(obj json.RawMessage, renames map[string]string) (json.RawMessage, bool) {
-	o, err := decodeObject(obj)
+	o, err := jsonobj.Parse(obj)
 	if err != nil {
 		return obj, false
 	}
 	changed := false
-	for i := 0; i < len(o.keys); i++ {
-		n, ok := renames[o.keys[i]]
-		if !ok || n == o.keys[i] {
+	for i := 0; i < len(o); i++ {
+		n, ok := renames[o[i].Key]
+		if !ok || n == o[i].Key {
 			continue
 		}
 		// A member already called n is one the harness does not act on (it reads the
 		// member being renamed): drop it, so rules judge the value the tool will use.
-		for j := 0; j < len(o.keys); j++ {
-			if j != i && o.keys[j] == n {
-				o.keys = append(o.keys[:j], o.keys[j+1:]...)
-				o.vals = append(o.vals[:j], o.vals[j+1:]...)
+		for j := 0; j < len(o); j++ {
+			if j != i && o[j].Key == n {
+				o = append(o[:j], o[j+1:]...)
 				if j < i {
 					i--
 				}
 				j--
 			}
 		}
-		o.keys[i] = n
+		o[i].Key = n
 		changed = true
 	}
 	if !changed {
 		return obj, false
 	}
-	return o.bytes(), true
+	return o.JSON(), true
 }
 
 func mustJSON(v any) json.RawMessage {
 	b, _ := json.Marshal(v)
 	return b
-}
-
-// object is a JSON object that keeps its members' order.
-type object struct {
-	keys []string
-	vals []json.RawMessage
-}
-
-func decodeObject(b []byte) (*object, error) {
-	d := json.NewDecoder(bytes.NewReader(b))
-	d.UseNumber()
-	tok, err := d.Token()
-	if err != nil {
-		return nil, err
-	}
-	if tok != json.Delim('{') {
-		return nil, errNotObject
-	}
-	o := &object{}
-	for d.More() {
-		kt, err := d.Token()
-		if err != nil {
-			return nil, err
-		}
-		var v json.RawMessage
-		if err := d.Decode(&v); err != nil {
-			return nil, err
-		}
-		o.keys = append(o.keys, kt.(string))
-		o.vals = append(o.vals, v)
-	}
-	return o, nil
-}
-
-type notObject struct{}
-
-func (notObject) Error() string { return "not a JSON object" }
-
-var errNotObject error = notObject{}
-
-func (o *object) has(k string) bool { return o.index(k) >= 0 }
-
-func (o *object) index(k string) int {
-	for i, kk := range o.keys {
-		if kk == k {
-			return i
-		}
-	}
-	return -1
-}
-
-func (o *object) get(k string) json.RawMessage {
-	if i := o.index(k); i >= 0 {
-		return o.vals[i]
-	}
-	return nil
-}
-
-func (o *object) set(k string, v any) {
-	raw, ok := v.(json.RawMessage)
-	if !ok {
-		raw = marshalNoEscape(v)
-	}
-	if i := o.index(k); i >= 0 {
-		o.vals[i] = raw
-		return
-	}
-	o.keys = append(o.keys, k)
-	o.vals = append(o.vals, raw)
-}
-
-func (o *object) del(k string) {
-	if i := o.index(k); i >= 0 {
-		o.keys = append(o.keys[:i], o.keys[i+1:]...)
-		o.vals = append(o.vals[:i], o.vals[i+1:]...)
-	}
-}
-
-func (o *object) bytes() []byte {
-	var b bytes.Buffer
-	b.WriteByte('{')
-	for i, k := range o.keys {
-		if i > 0 {
-			b.WriteByte(',')
-		}
-		b.Write(marshalNoEscape(k))
-		b.WriteByte(':')
-		b.Write(o.vals[i])
-	}
-	b.WriteByte('}')
-	return b.Bytes()
-}
-
-func marshalNoEscape(v any) []byte {
-	var b bytes.Buffer
-	e := json.NewEncoder(&b)
-	e.SetEscapeHTML(false)
-	_ = e.Encode(v)
-	return bytes.TrimRight(b.Bytes(), "\n")
 }
 
 func joinLines(ts []string) string { return strings.Join(ts, "\n") }

@@ -341,6 +341,9 @@ func TestGeminiTranslate(t *testing.T) {
 		{"json block is deny", stdout(`{"decision":"block","reason":"no"}`), "deny", "no", ""},
 		{"json ask", stdout(`{"decision":"ask"}`), "ask", "", ""},
 		{"json allow", stdout(`{"decision":"allow"}`), "allow", "", ""},
+		// Gemini CLI reads hook output with JSON.parse, where the last duplicate wins; hookd
+		// once read the first one here and allowed what Gemini itself would deny.
+		{"duplicate keys: the last wins", stdout(`{"decision":"allow","reason":"a","decision":"deny","reason":"dup"}`), "deny", "dup", ""},
 		{"json in a string", stdout(`"{\"decision\":\"deny\",\"reason\":\"s\"}"`), "deny", "s", ""},
 		{"json on stderr", events.RawOutput{Kind: events.Command, Stderr: []byte(`{"decision":"deny","reason":"e"}`)}, "deny", "e", ""},
 		{"exit 2 text", events.RawOutput{Kind: events.Command, ExitCode: 2, Stderr: []byte("nope")}, "deny", "", "nope"},

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"strings"
 
+	"github.com/hookd/hookd/events/jsonobj"
 	"github.com/hookd/hookd/protocol"
 )
 
@@ -63,81 +64,72 @@ func renderCodex(native string, res *protocol.Result) {
 		res.Output, res.Stdout = nil, ""
 		return
 	}
-	var o *object
+	var o jsonobj.Object
 	if len(res.Output) > 0 {
-		var err error
-		if o, err = decodeObject(res.Output); err != nil {
-			o = &object{}
-		}
-	} else {
-		o = &object{}
+		o, _ = jsonobj.Parse(res.Output) // an error leaves o empty
 	}
 	// Plain-stdout context (Claude Code's SessionStart/UserPromptSubmit label trick) has
 	// no meaning for Codex: carry it as JSON additionalContext where the schema has one.
 	if res.Stdout != "" && len(res.Output) == 0 {
 		if contains(sc.hso, "additionalContext") && len(res.AdditionalContext) > 0 {
-			h := &object{}
-			h.set("hookEventName", native)
-			h.set("additionalContext", strings.Join(res.AdditionalContext, "\n\n"))
-			o.set("hookSpecificOutput", json.RawMessage(h.bytes()))
+			h := jsonobj.Object{}.Set("hookEventName", native).Set("additionalContext", strings.Join(res.AdditionalContext, "\n\n"))
+			o = o.SetRaw("hookSpecificOutput", h.JSON())
 		}
 		res.Stdout = ""
 	}
 	var dropped []string
-	if raw := o.get("hookSpecificOutput"); raw != nil {
-		h, err := decodeObject(raw)
+	if raw := o.Get("hookSpecificOutput"); raw != nil {
+		h, err := jsonobj.Parse(raw)
 		if err != nil || !contains(sc.top, "hookSpecificOutput") {
-			o.del("hookSpecificOutput")
+			o = o.Without("hookSpecificOutput")
 			dropped = append(dropped, "hookSpecificOutput")
 		} else {
-			h.set("hookEventName", native)
-			for _, k := range append([]string(nil), h.keys...) {
+			h = h.Set("hookEventName", native)
+			for _, k := range h.Keys() {
 				if !contains(sc.hso, k) {
-					h.del(k)
+					h = h.Without(k)
 					dropped = append(dropped, "hookSpecificOutput."+k)
 				}
 			}
-			if pd := h.get("permissionDecision"); pd != nil {
+			if pd := h.Get("permissionDecision"); pd != nil {
 				var s string
 				_ = json.Unmarshal(pd, &s)
 				if !contains(sc.permission, s) { // "defer": no decision for Codex
-					h.del("permissionDecision")
-					h.del("permissionDecisionReason")
+					h = h.Without("permissionDecision").Without("permissionDecisionReason")
 					dropped = append(dropped, "permissionDecision "+s)
 				}
 			}
 			if native == "PermissionRequest" {
-				codexPermissionRequest(h, res, &dropped)
+				h = codexPermissionRequest(h, &dropped)
 			}
-			if len(h.keys) <= 1 { // hookEventName alone says nothing
-				o.del("hookSpecificOutput")
+			if len(h) <= 1 { // hookEventName alone says nothing
+				o = o.Without("hookSpecificOutput")
 			} else {
-				o.set("hookSpecificOutput", json.RawMessage(h.bytes()))
+				o = o.SetRaw("hookSpecificOutput", h.JSON())
 			}
 		}
 	}
-	for _, k := range append([]string(nil), o.keys...) {
+	for _, k := range o.Keys() {
 		if !contains(sc.top, k) {
-			o.del(k)
+			o = o.Without(k)
 			dropped = append(dropped, k)
 		}
 	}
-	if d := o.get("decision"); d != nil {
+	if d := o.Get("decision"); d != nil {
 		var s string
 		_ = json.Unmarshal(d, &s)
 		if !contains(sc.decisions, s) {
-			o.del("decision")
-			o.del("reason")
+			o = o.Without("decision").Without("reason")
 			dropped = append(dropped, "decision "+s)
 		}
 	}
 	if len(dropped) > 0 {
 		res.Warnings = append(res.Warnings, "codex: dropped output Codex's "+native+" schema rejects: "+strings.Join(dropped, ", "))
 	}
-	if len(o.keys) == 0 {
+	if len(o) == 0 {
 		res.Output = nil
 	} else {
-		res.Output = o.bytes()
+		res.Output = o.JSON()
 	}
 }
 
@@ -145,31 +137,29 @@ func renderCodex(native string, res *protocol.Result) {
 // updatedPermissions and interrupt are reserved and make the hook fail closed. An allow
 // that rewrites the input cannot be expressed — allowing the unrewritten input is not what
 // the hook approved — so it becomes a deny that says why.
-func codexPermissionRequest(h *object, res *protocol.Result, dropped *[]string) {
-	raw := h.get("decision")
+func codexPermissionRequest(h jsonobj.Object, dropped *[]string) jsonobj.Object {
+	raw := h.Get("decision")
 	if raw == nil {
-		return
+		return h
 	}
-	d, err := decodeObject(raw)
+	d, err := jsonobj.Parse(raw)
 	if err != nil {
-		h.del("decision")
-		return
+		return h.Without("decision")
 	}
 	var behavior string
-	_ = json.Unmarshal(d.get("behavior"), &behavior)
-	if behavior == "allow" && d.has("updatedInput") {
-		d = &object{}
-		d.set("behavior", "deny")
-		d.set("message", "hookd: a hook allowed this request with a rewritten input, which Codex cannot apply (updatedInput is reserved in PermissionRequest); denied")
+	_ = json.Unmarshal(d.Get("behavior"), &behavior)
+	if behavior == "allow" && d.Has("updatedInput") {
+		d = jsonobj.Object{}.Set("behavior", "deny").
+			Set("message", "hookd: a hook allowed this request with a rewritten input, which Codex cannot apply (updatedInput is reserved in PermissionRequest); denied")
 		*dropped = append(*dropped, "decision.updatedInput (allow turned into deny)")
 	}
-	for _, k := range append([]string(nil), d.keys...) {
+	for _, k := range d.Keys() {
 		if k != "behavior" && k != "message" {
-			d.del(k)
+			d = d.Without(k)
 			*dropped = append(*dropped, "decision."+k)
 		}
 	}
-	h.set("decision", json.RawMessage(d.bytes()))
+	return h.SetRaw("decision", d.JSON())
 }
 
 // renderGemini builds Gemini CLI's answer from the merged result: a top-level decision
@@ -178,58 +168,54 @@ func codexPermissionRequest(h *object, res *protocol.Result, dropped *[]string) 
 // Gemini reads the decision from the JSON, and exit codes other than 0 and 1 only for
 // plain-text answers (which FailClosed's exit 2 is: Gemini reads it as deny).
 func (a *Adapter) renderGemini(native, nativeTool string, res *protocol.Result) {
-	o := &object{}
+	var o jsonobj.Object
 	if res.PreventContinuation {
-		o.set("continue", false)
+		o = o.Set("continue", false)
 		if res.StopReason != "" {
-			o.set("stopReason", res.StopReason)
+			o = o.Set("stopReason", res.StopReason)
 		}
 	}
-	h := &object{}
+	var h jsonobj.Object
 	switch native {
 	case "BeforeTool":
 		if p := res.Permission; p != nil {
 			switch p.Decision {
 			case "allow", "deny", "ask":
-				o.set("decision", p.Decision)
+				o = o.Set("decision", p.Decision)
 				if p.Reason != "" {
-					o.set("reason", p.Reason)
+					o = o.Set("reason", p.Reason)
 				}
 			}
 		}
-		if res.Block != nil && !o.has("decision") {
-			o.set("decision", "deny")
-			o.set("reason", res.Block.Reason)
+		if res.Block != nil && !o.Has("decision") {
+			o = o.Set("decision", "deny")
+			o = o.Set("reason", res.Block.Reason)
 		}
 		if len(res.UpdatedInput) > 0 && (res.Permission == nil || res.Permission.Decision != "deny") {
-			h.set("tool_input", a.NativeInput(nativeTool, res.UpdatedInput))
+			h = h.SetRaw("tool_input", a.NativeInput(nativeTool, res.UpdatedInput))
 		}
 	case "AfterTool", "BeforeAgent", "AfterAgent":
 		if res.Block != nil {
-			o.set("decision", "block")
-			o.set("reason", res.Block.Reason)
+			o = o.Set("decision", "block")
+			o = o.Set("reason", res.Block.Reason)
 		}
 	}
 	switch native {
 	case "BeforeTool", "AfterTool", "BeforeAgent", "SessionStart":
 		if len(res.AdditionalContext) > 0 {
-			h.set("additionalContext", strings.Join(res.AdditionalContext, "\n\n"))
+			h = h.Set("additionalContext", strings.Join(res.AdditionalContext, "\n\n"))
 		}
 	}
 	if len(res.SystemMessages) > 0 {
-		o.set("systemMessage", joinLines(res.SystemMessages))
+		o = o.Set("systemMessage", joinLines(res.SystemMessages))
 	}
-	if len(h.keys) > 0 {
-		full := &object{}
-		full.set("hookEventName", native)
-		for i, k := range h.keys {
-			full.set(k, h.vals[i])
-		}
-		o.set("hookSpecificOutput", json.RawMessage(full.bytes()))
+	if len(h) > 0 {
+		full := jsonobj.Object{}.Set("hookEventName", native).Merge(h)
+		o = o.SetRaw("hookSpecificOutput", full.JSON())
 	}
 	res.Output, res.Stdout, res.Stderr, res.ExitCode = nil, "", "", 0
-	if len(o.keys) > 0 {
-		res.Output = o.bytes()
+	if len(o) > 0 {
+		res.Output = o.JSON()
 	}
 }
 

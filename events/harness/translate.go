@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/hookd/hookd/events"
+	"github.com/hookd/hookd/events/jsonobj"
 	"github.com/hookd/hookd/protocol"
 )
 
@@ -50,75 +51,68 @@ func (a *Adapter) Translate(native, toolName string, toolInput json.RawMessage, 
 		return res
 	}
 	canon, _, _ := a.Event(native)
-	o, h := &object{}, &object{}
+	var o, h jsonobj.Object
 	for _, k := range []string{"continue", "stopReason", "systemMessage", "suppressOutput"} {
-		if v := g.get(k); v != nil {
-			o.set(k, v)
+		if v := g.Get(k); v != nil {
+			o = o.SetRaw(k, v)
 		}
 	}
 	var decision, reason string
-	_ = json.Unmarshal(g.get("decision"), &decision)
-	_ = json.Unmarshal(g.get("reason"), &reason)
+	_ = json.Unmarshal(g.Get("decision"), &decision)
+	_ = json.Unmarshal(g.Get("reason"), &reason)
 	if decision == "" && out.ExitCode >= 2 { // JSON without a decision on a failing exit
 		decision = "deny"
 		if reason == "" {
 			reason = strings.TrimSpace(string(out.Stderr))
 		}
 	}
-	var gh *object
-	if raw := g.get("hookSpecificOutput"); raw != nil {
-		gh, _ = decodeObject(raw)
-	}
-	if gh == nil {
-		gh = &object{}
+	var gh jsonobj.Object
+	if raw := g.Get("hookSpecificOutput"); raw != nil {
+		gh, _ = jsonobj.Parse(raw) // not an object: nothing in it counts
 	}
 	if native == "BeforeTool" {
 		switch decision {
 		case "allow", "deny", "ask":
-			h.set("permissionDecision", decision)
+			h = h.Set("permissionDecision", decision)
 		case "block":
-			h.set("permissionDecision", "deny")
+			h = h.Set("permissionDecision", "deny")
 		}
-		if h.has("permissionDecision") && reason != "" {
-			h.set("permissionDecisionReason", reason)
+		if h.Has("permissionDecision") && reason != "" {
+			h = h.Set("permissionDecisionReason", reason)
 		}
-		if ti := gh.get("tool_input"); ti != nil {
+		if ti := gh.Get("tool_input"); ti != nil {
 			merged := mergeShallow(toolInput, ti)
 			if t, ok := a.Tools[toolName]; ok && len(t.Fields) > 0 {
 				merged, _ = renameMembers(merged, t.Fields)
 			}
-			h.set("updatedInput", merged)
+			h = h.SetRaw("updatedInput", merged)
 		}
 	} else if decision == "deny" || decision == "block" {
-		o.set("decision", "block")
+		o = o.Set("decision", "block")
 		if reason == "" {
 			reason = "blocked by hook"
 		}
-		o.set("reason", reason)
+		o = o.Set("reason", reason)
 	}
-	if ac := gh.get("additionalContext"); ac != nil {
-		h.set("additionalContext", ac)
+	if ac := gh.Get("additionalContext"); ac != nil {
+		h = h.SetRaw("additionalContext", ac)
 	}
-	if len(h.keys) > 0 && canon != nil {
-		full := &object{}
-		full.set("hookEventName", canon.Name)
-		for i, k := range h.keys {
-			full.set(k, h.vals[i])
-		}
-		o.set("hookSpecificOutput", json.RawMessage(full.bytes()))
+	if len(h) > 0 && canon != nil {
+		full := jsonobj.Object{}.Set("hookEventName", canon.Name).Merge(h)
+		o = o.SetRaw("hookSpecificOutput", full.JSON())
 	}
 	res.ExitCode = 0
 	if out.ExitCode == 1 {
 		res.ExitCode = 1 // a warning; Claude Code shows stderr for it too
 		res.Stderr = bytes.TrimSpace(out.Stderr)
 	}
-	res.Stdout = o.bytes()
+	res.Stdout = o.JSON()
 	return res
 }
 
 // parseGeminiOutput parses text as Gemini's runner does: a JSON object, or a JSON string
 // holding one.
-func parseGeminiOutput(text []byte) (*object, bool) {
+func parseGeminiOutput(text []byte) (jsonobj.Object, bool) {
 	if len(text) == 0 {
 		return nil, false
 	}
@@ -132,7 +126,7 @@ func parseGeminiOutput(text []byte) (*object, bool) {
 	if !json.Valid(text) {
 		return nil, false
 	}
-	o, err := decodeObject(text)
+	o, err := jsonobj.Parse(text)
 	if err != nil {
 		return nil, false
 	}
@@ -141,24 +135,19 @@ func parseGeminiOutput(text []byte) (*object, bool) {
 
 // mergeShallow is {...base, ...over} for two JSON objects (Gemini's tool_input merge).
 func mergeShallow(base, over json.RawMessage) json.RawMessage {
-	b, err := decodeObject(base)
+	b, err := jsonobj.Parse(base)
 	if err != nil {
 		return over
 	}
-	o, err := decodeObject(over)
+	o, err := jsonobj.Parse(over)
 	if err != nil {
 		return base
 	}
-	for i, k := range o.keys {
-		b.set(k, o.vals[i])
-	}
-	return b.bytes()
+	return b.Merge(o).JSON()
 }
 
-func jsonObject(k string, v any) []byte {
-	o := &object{}
-	o.set(k, v)
-	return o.bytes()
+func jsonObject(k, v string) []byte {
+	return jsonobj.Object{}.Set(k, v).JSON()
 }
 
 func itoa(i int) string { return string(mustJSON(i)) }
