@@ -103,6 +103,13 @@ type LimitsConfig struct {
 	// MaxInFlightRequestBytes: request bytes held across all connections at once;
 	// a request that would exceed it is answered "busy" and its connection closed.
 	MaxInFlightRequestBytes int `json:"max_inflight_request_bytes"`
+	// MaxLiveProjects: projects (settings snapshots with their inotify watches) kept
+	// loaded at once; beyond it the least recently used are evicted. An evicted project's
+	// next event reads its settings from disk again.
+	MaxLiveProjects int `json:"max_live_projects"`
+	// ProjectIdleTimeoutMS: a project with no event for this long is evicted (unless its
+	// settings have ConfigChange hooks, which need its files watched).
+	ProjectIdleTimeoutMS int `json:"project_idle_timeout_ms"`
 }
 
 // AuditConfig configures the decision log.
@@ -279,6 +286,8 @@ func (c *DaemonConfig) validate(path string, sd *strictDecoder) error {
 		"limits.max_connections_per_uid":    c.Limits.MaxConnectionsPerUID,
 		"limits.request_read_timeout_ms":    c.Limits.RequestReadTimeoutMS,
 		"limits.max_inflight_request_bytes": c.Limits.MaxInFlightRequestBytes,
+		"limits.max_live_projects":          c.Limits.MaxLiveProjects,
+		"limits.project_idle_timeout_ms":    c.Limits.ProjectIdleTimeoutMS,
 	} {
 		if v <= 0 {
 			return bad(field, "must be positive (found %d)", v)

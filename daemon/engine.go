@@ -132,6 +132,12 @@ func NewEngine(o EngineOptions) *Engine {
 	}
 	e.store = settings.NewStore(o.Logger.Named("settings"), o.Sources)
 	e.store.SetVeto(e.vetoConfigChange)
+	e.store.SetProjectLimits(o.Config.Limits.MaxLiveProjects, time.Duration(o.Config.Limits.ProjectIdleTimeoutMS)*time.Millisecond)
+	e.store.OnEvict(func(projects []string) {
+		for _, p := range projects {
+			e.sessions.Delete(p)
+		}
+	})
 	return e
 }
 

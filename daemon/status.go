@@ -29,6 +29,8 @@ func (e *Engine) Status() protocol.Status {
 		PerEvent: map[string]uint64{},
 		Watcher:  e.store.WatcherStatus(), LastReload: e.store.LastReload(),
 	}
+	max, idle := e.store.ProjectLimits()
+	st.ProjectCache = &protocol.ProjectCacheStatus{Live: len(projects), Max: max, IdleTimeout: idle.String(), Evicted: e.store.Evictions()}
 	for _, f := range files {
 		if f.Error != "" {
 			st.PendingErrors = append(st.PendingErrors, f.Error)

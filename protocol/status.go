@@ -26,7 +26,9 @@ type Status struct {
 	Watcher    *WatcherStatus  `json:"watcher,omitempty"`
 	LastReload *ReloadSummary  `json:"last_reload,omitempty"` // nil before the first reload
 	Projects   []ProjectStatus `json:"projects"`
-	Counters   Counters        `json:"counters"`
+	// ProjectCache summarises the live-project cache (Projects lists its members).
+	ProjectCache *ProjectCacheStatus `json:"project_cache,omitempty"`
+	Counters     Counters            `json:"counters"`
 	// PerEvent counts the events answered, by hook event name.
 	PerEvent map[string]uint64 `json:"per_event,omitempty"`
 	// Prewarm and Workers describe the process pool; nil when hooks run without one.
@@ -204,4 +206,13 @@ type ExporterStatus struct {
 	LastError   string     `json:"last_error,omitempty"`
 	LastErrorAt *time.Time `json:"last_error_at,omitempty"`
 	Healthy     bool       `json:"healthy"`
+}
+
+// ProjectCacheStatus describes the live-project cache: projects whose settings are
+// loaded and watched. An evicted project is loaded from disk again by its next event.
+type ProjectCacheStatus struct {
+	Live        int    `json:"live"`
+	Max         int    `json:"max"`          // limits.max_live_projects
+	IdleTimeout string `json:"idle_timeout"` // limits.project_idle_timeout_ms
+	Evicted     uint64 `json:"evicted"`      // since start
 }

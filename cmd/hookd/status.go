@@ -127,6 +127,9 @@ func printStatus(w io.Writer, st *protocol.Status) {
 		t.flush()
 	}
 
+	if pc := st.ProjectCache; pc != nil {
+		fmt.Fprintf(w, "\nlive projects: %d of at most %d (idle timeout %s); %d evicted since start\n", pc.Live, pc.Max, pc.IdleTimeout, pc.Evicted)
+	}
 	t = newTable(w, "projects", "DIR", "REVISION", "GENERATION", "HANDLERS", "SWAPPED")
 	for _, p := range st.Projects {
 		t.row(p.Dir, shortHash(p.Revision), u(p.Generation), i(p.Handlers), clock(p.SwappedAt))

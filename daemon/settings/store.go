@@ -61,6 +61,19 @@ type Store struct {
 	retry         retryPolicy
 	// readFile reads a settings file (readCapped; tests simulate a writer mid-write).
 	readFile func(path string) ([]byte, error)
+
+	// The live-project cache (issue 13, defect 7: 20,000 project directories used to
+	// hold 222 MB and 19,801 inotify watches for ever). At most maxProjects projects
+	// stay loaded; one unused for idleTTL is evicted by Sweep. Evicting a project drops
+	// its snapshot and the states of its own files (so the watcher drops their
+	// watches); its next event loads it from disk again, exactly like a first event.
+	// Zero means no limit. Set with SetProjectLimits before the first event.
+	maxProjects int
+	idleTTL     time.Duration
+	// refCount counts, per file path, the live projects whose refs include it (guarded
+	// by mu): a project-owned file no live project reads is forgotten.
+	refCount  map[string]int
+	evictions atomic.Uint64
 }
 
 type storeHooks struct {
@@ -71,6 +84,8 @@ type storeHooks struct {
 	newProject func(project string)
 	// reloaded, if set, is called (without locks held) after every reload.
 	reloaded func(protocol.ReloadSummary)
+	// evicted are called (without locks held) with the projects just evicted.
+	evicted []func(projects []string)
 }
 
 // retryPolicy bounds how long a reload waits for a file that may be mid-write: a parse
@@ -96,6 +111,10 @@ type fileState struct {
 	seen     string
 	loadedAt time.Time         // when good last changed (or the file was first read)
 	refused  *protocol.Refusal // a change a ConfigChange hook refused, until the file changes again
+	// readAt is when the read that produced this state started: a reload whose read
+	// started earlier must not overwrite it (a project loaded again after eviction reads
+	// its files while a reload that began before may still hold older bytes).
+	readAt time.Time
 }
 
 const absentToken = "absent"
@@ -106,6 +125,16 @@ type projectState struct {
 	snap atomic.Pointer[configs.Snapshot]
 	gen  atomic.Uint64
 	at   atomic.Int64 // unix nanos of the last swap
+	used atomic.Int64 // unix nanos of the last Snapshot call (coarse: see touch)
+}
+
+// touch records that the project was used now. It writes the shared word at most every
+// 100 ms, so concurrent events of one project do not contend on it.
+func (p *projectState) touch() {
+	now := time.Now().UnixNano()
+	if now-p.used.Load() >= int64(100*time.Millisecond) {
+		p.used.Store(now)
+	}
 }
 
 // SettingsChange is one detected content change of a settings file, offered to the veto
@@ -158,7 +187,8 @@ type VetoFunc func(ctx context.Context, changes []SettingsChange) map[string]pro
 // NewStore returns a store over base sources (ManagedDir, UserDir, Home, Extra); each
 // project adds its own project and local files.
 func NewStore(log *zap.Logger, base configs.Sources) *Store {
-	s := &Store{log: log, base: base, files: map[string]*fileState{}, retry: defaultRetry, readFile: readCapped}
+	s := &Store{log: log, base: base, files: map[string]*fileState{}, retry: defaultRetry, readFile: readCapped,
+		refCount: map[string]int{}}
 	s.projects.Store(&map[string]*projectState{})
 	return s
 }
@@ -181,6 +211,7 @@ func (s *Store) OnNewProject(f func(project string)) {
 // For a known project it takes no lock.
 func (s *Store) Snapshot(project string) *configs.Snapshot {
 	if p, ok := (*s.projects.Load())[project]; ok {
+		p.touch()
 		return p.snap.Load()
 	}
 	return s.addProject(project).snap.Load()
@@ -242,12 +273,18 @@ func (s *Store) addProject(project string) *projectState {
 	p.snap.Store(snap)
 	p.gen.Store(s.generation.Add(1))
 	p.at.Store(now.UnixNano())
+	p.used.Store(now.UnixNano())
 	s.publishLocked(project, p)
-	cb := s.hooks.newProject
+	var evicted []string
+	if s.maxProjects > 0 && len(*s.projects.Load()) > s.maxProjects {
+		evicted = s.evictLocked(now, project)
+	}
+	cb, evictCBs := s.hooks.newProject, s.hooks.evicted
 	s.mu.Unlock()
 
 	s.log.Info("project loaded", zap.String("project", project), zap.String("revision", short(snap.Revision)),
 		zap.Int("files", len(snap.Files)))
+	s.notifyEvicted(evicted, evictCBs, "limit")
 	if cb != nil {
 		cb(project)
 	}
@@ -263,12 +300,149 @@ func (s *Store) publishLocked(project string, p *projectState) {
 	}
 	m[project] = p
 	s.projects.Store(&m)
+	s.countRefsLocked(p.refs, +1)
+}
+
+func (s *Store) countRefsLocked(refs []configs.FileRef, delta int) {
+	for _, r := range refs {
+		if n := s.refCount[r.Path] + delta; n > 0 {
+			s.refCount[r.Path] = n
+		} else {
+			delete(s.refCount, r.Path)
+		}
+	}
+}
+
+// projectOwned reports whether a file belongs to one project (its .claude/settings*.json
+// and their hookd files) rather than to every project (managed, user, --settings).
+func projectOwned(ref configs.FileRef) bool {
+	switch ref.Kind {
+	case configs.KindProject, configs.KindLocal:
+		return true
+	case configs.KindHookd:
+		return ref.Origin == configs.KindProject || ref.Origin == configs.KindLocal
+	}
+	return false
+}
+
+// SetProjectLimits bounds the live projects: at most max stay loaded (the least recently
+// used go first), and Sweep evicts those unused for idle. Zero disables either bound.
+// Call it before the first event.
+func (s *Store) SetProjectLimits(max int, idle time.Duration) {
+	s.mu.Lock()
+	s.maxProjects, s.idleTTL = max, idle
+	s.mu.Unlock()
+}
+
+// ProjectLimits returns the bounds set by SetProjectLimits.
+func (s *Store) ProjectLimits() (max int, idle time.Duration) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.maxProjects, s.idleTTL
+}
+
+// OnEvict installs a callback run (without locks) with the projects just evicted; every
+// installed callback runs.
+func (s *Store) OnEvict(f func(projects []string)) {
+	s.mu.Lock()
+	s.hooks.evicted = append(s.hooks.evicted, f)
+	s.mu.Unlock()
+}
+
+// Evictions counts the projects evicted since start.
+func (s *Store) Evictions() uint64 { return s.evictions.Load() }
+
+// LiveProjects returns the number of loaded projects (cheap: no list is built).
+func (s *Store) LiveProjects() int { return len(*s.projects.Load()) }
+
+// Sweep evicts the projects unused for the idle time (and any above the limit). The
+// watcher calls it periodically; it returns the evicted projects.
+func (s *Store) Sweep(now time.Time) []string {
+	s.mu.Lock()
+	if s.idleTTL <= 0 && (s.maxProjects <= 0 || len(*s.projects.Load()) <= s.maxProjects) {
+		s.mu.Unlock()
+		return nil
+	}
+	evicted := s.evictLocked(now, "")
+	cbs := s.hooks.evicted
+	s.mu.Unlock()
+	s.notifyEvicted(evicted, cbs, "idle")
+	return evicted
+}
+
+func (s *Store) notifyEvicted(evicted []string, cbs []func([]string), why string) {
+	if len(evicted) == 0 {
+		return
+	}
+	s.log.Info("projects evicted", zap.String("why", why), zap.Int("count", len(evicted)),
+		zap.Int("live", s.LiveProjects()), zap.Strings("sample", evicted[:min(len(evicted), 5)]))
+	for _, f := range cbs {
+		f(evicted)
+	}
+}
+
+// evictLocked evicts the projects idle for longer than idleTTL and, while more than
+// maxProjects remain, the least recently used, never keep (the project being loaded).
+// Over the limit it evicts down to 7/8 of it, so a stream of new projects sorts the table
+// once per maxProjects/8 loads, not on every one.
+//
+// A project whose settings have ConfigChange hooks is not evicted for being idle: while
+// it is evicted nothing watches its files, so an edit made meanwhile would apply at its
+// next event without being offered to those hooks (it still is evicted over the limit;
+// docs/reliability.md).
+func (s *Store) evictLocked(now time.Time, keep string) []string {
+	m := *s.projects.Load()
+	type cand struct {
+		p    *projectState
+		used int64
+	}
+	var victims, rest []cand
+	cutoff := now.Add(-s.idleTTL).UnixNano()
+	for dir, p := range m {
+		if dir == keep {
+			continue
+		}
+		c := cand{p, p.used.Load()}
+		if s.idleTTL > 0 && c.used < cutoff && len(p.snap.Load().HandlersFor("ConfigChange")) == 0 {
+			victims = append(victims, c)
+			continue
+		}
+		rest = append(rest, c)
+	}
+	if live := len(m) - len(victims); s.maxProjects > 0 && live > s.maxProjects {
+		target := max(s.maxProjects-s.maxProjects/8, 1)
+		sort.Slice(rest, func(i, j int) bool { return rest[i].used < rest[j].used })
+		n := min(live-target, len(rest))
+		victims = append(victims, rest[:n]...)
+	}
+	if len(victims) == 0 {
+		return nil
+	}
+	nm := make(map[string]*projectState, len(m)-len(victims))
+	for k, v := range m {
+		nm[k] = v
+	}
+	out := make([]string, 0, len(victims))
+	for _, v := range victims {
+		delete(nm, v.p.dir)
+		s.countRefsLocked(v.p.refs, -1)
+		for _, r := range v.p.refs {
+			if projectOwned(r) && s.refCount[r.Path] == 0 {
+				delete(s.files, r.Path) // read again from disk if the project comes back
+			}
+		}
+		out = append(out, v.p.dir)
+	}
+	s.projects.Store(&nm)
+	s.evictions.Add(uint64(len(out)))
+	sort.Strings(out)
+	return out
 }
 
 // firstStateLocked is the state of a file read for the first time: no ConfigChange, no
 // retry (the watcher sees the end of a write in progress and reloads then).
 func (s *Store) firstStateLocked(r readResult, now time.Time) *fileState {
-	st := &fileState{ref: r.ref, seen: r.token, loadedAt: now, absent: r.absent, good: r.file, err: r.err}
+	st := &fileState{ref: r.ref, seen: r.token, loadedAt: now, absent: r.absent, good: r.file, err: r.err, readAt: r.readAt}
 	s.logRead(r, nil)
 	return st
 }
@@ -281,6 +455,7 @@ type readResult struct {
 	file   *configs.File // valid content
 	err    error         // invalid content, or unreadable
 	parse  bool          // err is about the content (a retry may help), not the file system
+	readAt time.Time     // when the read started
 }
 
 // maxSettingsBytes bounds a read; configs rejects files over 8 MiB with a clear error.
@@ -289,7 +464,7 @@ const maxSettingsBytes = 16 << 20
 // read reads and parses one file without locks. When the content hash equals prevSeen
 // the file is not parsed again (the caller keeps its state).
 func (s *Store) read(ref configs.FileRef, prevSeen string) readResult {
-	r := readResult{ref: ref}
+	r := readResult{ref: ref, readAt: time.Now()}
 	path := ref.Path
 	if s.base.Home != "" && strings.HasPrefix(path, "~/") {
 		path = filepath.Join(s.base.Home, path[2:])
@@ -442,7 +617,9 @@ func (s *Store) reloadSetLocked(paths []string) (refs []configs.FileRef, rebuilt
 	s.dropIns = dropIns
 	for dir, refs := range newRefs {
 		if p, ok := (*s.projects.Load())[dir]; ok {
+			s.countRefsLocked(p.refs, -1)
 			p.refs = refs
+			s.countRefsLocked(p.refs, +1)
 		}
 	}
 	want := map[string]configs.FileRef{}
@@ -482,16 +659,11 @@ func (s *Store) reloadSetLocked(paths []string) (refs []configs.FileRef, rebuilt
 // deleted), so status does not list them forever.
 func (s *Store) pruneLocked() {
 	used := map[string]bool{}
-	for _, p := range *s.projects.Load() {
-		for _, r := range p.refs {
-			used[r.Path] = true
-		}
-	}
 	for _, path := range s.dropIns {
 		used[path] = true
 	}
 	for path, st := range s.files {
-		if st.absent && st.good == nil && !used[path] && st.ref.Kind == configs.KindManaged {
+		if st.absent && st.good == nil && !used[path] && s.refCount[path] == 0 && st.ref.Kind == configs.KindManaged {
 			delete(s.files, path)
 		}
 	}
@@ -524,8 +696,8 @@ func (s *Store) apply(ctx context.Context, reads []readResult, rebuilt bool, sum
 	veto := s.hooks.veto
 	for _, r := range reads {
 		prev := s.files[r.ref.Path]
-		if prev != nil && prev.seen == r.token {
-			continue // nothing changed on disk
+		if prev != nil && prev.seen == r.token || s.staleLocked(r, prev) {
+			continue // nothing changed on disk, or the read is out of date
 		}
 		pd := pending{r: r}
 		if r.err == nil && goodHash(prev) != fileHash(r.file) {
@@ -562,7 +734,10 @@ func (s *Store) apply(ctx context.Context, reads []readResult, rebuilt bool, sum
 	s.mu.Lock()
 	for _, pd := range todo {
 		r, prev := pd.r, s.files[pd.r.ref.Path]
-		st := &fileState{ref: r.ref, seen: r.token, absent: r.absent, loadedAt: now}
+		if s.staleLocked(r, prev) {
+			continue
+		}
+		st := &fileState{ref: r.ref, seen: r.token, absent: r.absent, loadedAt: now, readAt: r.readAt}
 		if prev != nil {
 			st.good, st.loadedAt = prev.good, prev.loadedAt
 		}
@@ -616,6 +791,17 @@ func (s *Store) apply(ctx context.Context, reads []readResult, rebuilt bool, sum
 			zap.String("old_revision", short(sw.old.Revision)), zap.String("revision", short(sw.new.Revision)),
 			zap.Uint64("generation", s.generation.Load()), zap.Strings("changes", DiffSnapshots(sw.old, sw.new)))
 	}
+}
+
+// staleLocked reports whether a reload's read must not be applied: its project-owned
+// file was evicted meanwhile (no live project reads it; keeping its state would keep a
+// watch and memory for nothing, and the project reads it afresh when it comes back), or
+// the state in force came from a read that started later.
+func (s *Store) staleLocked(r readResult, prev *fileState) bool {
+	if prev == nil {
+		return projectOwned(r.ref) && s.refCount[r.ref.Path] == 0
+	}
+	return prev.readAt.After(r.readAt)
 }
 
 // usersLocked lists the loaded projects that read path.

@@ -127,6 +127,7 @@ func StartWatcher(ctx context.Context, store *Store, opt WatchOptions) *Watcher 
 	w.timer = time.NewTimer(time.Hour)
 	w.timer.Stop()
 	store.OnNewProject(func(string) { w.Resync() })
+	store.OnEvict(func([]string) { w.Resync() }) // drops the evicted projects' watches
 	store.SetWatcherStatus(w.Status)
 	w.sync()
 	w.wg.Add(1)
@@ -181,6 +182,14 @@ func (w *Watcher) run(ctx context.Context) {
 	}
 	var ticker *time.Ticker
 	var tick <-chan time.Time
+	// Idle projects are evicted by a sweep at a quarter of the idle time (issue 13,
+	// defect 7), between 100 ms and a minute.
+	var sweep <-chan time.Time
+	if _, idle := w.store.ProjectLimits(); idle > 0 {
+		t := time.NewTicker(min(max(idle/4, 100*time.Millisecond), time.Minute))
+		defer t.Stop()
+		sweep = t.C
+	}
 	defer func() {
 		w.timer.Stop()
 		if ticker != nil {
@@ -226,6 +235,8 @@ func (w *Watcher) run(ctx context.Context) {
 		case <-tick:
 			w.pollFiles()
 			w.kick(false)
+		case now := <-sweep:
+			w.store.Sweep(now) // its OnEvict callback asks for a resync
 		case <-w.timer.C:
 			w.armed = false
 			w.startReload(ctx)
