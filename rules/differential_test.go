@@ -86,6 +86,7 @@ var wrappersGen = []string{
 	"command -p ", "exec ", "exec -a foo ", "xargs ", "xargs -0 ", "xargs -I{} ", "xargs -n 1 -P 4 ", "/usr/bin/xargs ",
 	"flock /tmp/l ", "flock -w 5 /tmp/l ", "watch ", "watch -n 1 ", "nsenter -t 1 -m ", "unshare -r ", "unshare --fork --pid ",
 	"chroot / ", "strace -f ", "strace -o /tmp/t ", "ltrace ", "setpriv --nnp ", "runuser -u nobody -- ", "builtin command ",
+	"busybox ", "/bin/busybox ",
 }
 
 // scriptWrappers run a quoted script.

@@ -23,10 +23,10 @@
 // (wrappers.go: env, sudo, doas, su -c, runuser, setpriv, nice, ionice,
 // nohup, setsid, stdbuf, timeout, time, command, builtin, noglob, exec,
 // xargs, parallel, flock, watch, nsenter, unshare, chroot, strace, ltrace,
-// script -c, find -exec/-execdir/-ok/-okdir, trap), and scripts run by a
-// command are parsed and analysed in turn: sh|bash|zsh|dash|ksh|mksh|ash -c
-// STRING, eval, alias, env -S, source/. of /dev/stdin, a shell reading a
-// here-document, here-string, /dev/stdin or a pipe.
+// script -c, find -exec/-execdir/-ok/-okdir, trap, busybox), and scripts
+// run by a command are parsed and analysed in turn: sh|bash|zsh|dash|ksh|
+// mksh|ash -c STRING, eval, alias, env -S, source/. of /dev/stdin, a shell
+// reading a here-document, here-string, /dev/stdin or a pipe.
 //
 // Each Command carries two sets of views (see Command): a few conservative
 // Strict views for patterns that grant, and every view, for patterns that

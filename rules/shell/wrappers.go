@@ -103,6 +103,9 @@ var wrappers = map[string]*wrapper{
 	"script": {kind: wrapScriptC, opts: "a|append c|command= E|echo= e|return f|flush F|force I|log-in= O|log-out= B|log-io= T|log-timing= m|logging-format= o|output-limit= q|quiet t|timing=?"},
 	"trap":   {kind: wrapTrap, opts: "l p P"},
 	"find":   {kind: wrapFind},
+	// busybox APPLET args runs the applet (busybox rm x, busybox sh -c …);
+	// --list, --help, --show and --install [-s] [DIR] run none.
+	"busybox": {kind: wrapPlain, opts: "|list |list-full |help |show= |install s"},
 }
 
 func init() {
@@ -541,7 +544,7 @@ func isDuration(s string) bool {
 
 // shells run a script: bash|sh|… -c STRING, or one read from a file, a
 // here-document, a here-string, /dev/stdin or a pipe.
-var shells = map[string]bool{"sh": true, "bash": true, "zsh": true, "dash": true, "ksh": true, "mksh": true, "ash": true, "busybox": false}
+var shells = map[string]bool{"sh": true, "bash": true, "zsh": true, "dash": true, "ksh": true, "mksh": true, "ash": true}
 
 // shellOpts are the options of bash-like shells that take a value.
 var shellArgOpts = map[string]bool{"-o": true, "+o": true, "-O": true, "+O": true, "--rcfile": true, "--init-file": true}
