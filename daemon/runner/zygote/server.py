@@ -1,14 +1,16 @@
 # hookd Python zygote (docs/zygote.md). Started by hookd as
 #     PYTHON [options] -c <this file> ; fd 3 = a SOCK_SEQPACKET socket to hookd
-# It never runs hook code itself: it imports modules, waits, and per event forks a child
-# that turns itself into `PYTHON [options] SCRIPT ARGS`. Everything here is single-threaded.
+# It never runs hook code itself: it imports modules, waits, and per event hands the event
+# to a child that turns itself into `PYTHON [options] SCRIPT ARGS`. The child is forked
+# ahead of the event (a "spare", replenished after use), so the fork and the child's
+# after-fork work are off the event's path. Everything here is single-threaded.
 # Messages are one JSON object per packet; a "run" request carries the event's stdin,
 # stdout and stderr as SCM_RIGHTS file descriptors.
 _main_initial = dict(globals())  # __main__ as the interpreter created it, before our names
 
 
 def _zygote():
-    import os, sys, json, socket, selectors, hashlib, io, array, gc
+    import os, sys, json, socket, selectors, select, hashlib, io, array, gc
 
     if not hasattr(os, "pidfd_open"):
         # No way to wait for one child without a SIGCHLD handler: refuse; hookd runs cold.
@@ -40,6 +42,14 @@ def _zygote():
     sel = selectors.DefaultSelector()
     sel.register(sock, selectors.EVENT_READ, None)
     children = {}  # pidfd -> (request id, pid)
+    spares = []  # (pid, zygote's socket end, pidfd): forked children waiting for an event
+    global_peak = [1]  # most children seen running at once: how many spares to keep
+    last_run = [None]  # (request bytes, request) of the last event, for rehearse()
+    MAX_SPARES = 4
+    # A SOCK_SEQPACKET message must fit the socket's send buffer (net.core.wmem_default,
+    # 208 KiB on Linux); hookd's own request to us is bounded the same way.
+    MAX_HANDOFF = 160 << 10
+    fdsize = array.array("i").itemsize
     code_cache = {}  # path -> (ino, mtime_ns, size, sha256, code object)
 
     def send(obj):
@@ -87,10 +97,23 @@ def _zygote():
         digest = hashlib.sha256(data).digest()
         c = code_cache.get(path)
         if c and c[:4] == (st.st_ino, st.st_mtime_ns, st.st_size, digest):
-            return c[4], data
+            return c[4], data, digest
         code = compile(data, path, "exec", dont_inherit=True)
         code_cache[path] = (st.st_ino, st.st_mtime_ns, st.st_size, digest, code)
-        return code, data
+        return code, data, digest
+
+    def code_for(req):
+        """In a child: the code object of the script version the zygote checked. A spare
+        forked before the zygote compiled it (first event, or an edit) compiles it itself,
+        from the file, if the file still has the checked bytes."""
+        c = code_cache.get(req["abs"])
+        if c and c[3].hex() == req["digest"]:
+            return c[4]
+        with open(req["abs"], "rb") as f:
+            data = f.read()
+        if hashlib.sha256(data).hexdigest() != req["digest"]:
+            raise RuntimeError("script changed while the event started")
+        return compile(data, req["abs"], "exec", dont_inherit=True)
 
     def shadowed(scriptdir):
         """Names we pre-imported that a module in the script's directory would shadow in a
@@ -119,25 +142,67 @@ def _zygote():
         s.mode = "w" if write else "r"
         return s
 
-    def child(req, fds, release_r):
-        # Wait until the zygote has told hookd our pid: if the zygote dies before that,
-        # this read sees EOF and the hook never runs (hookd then runs it cold, once).
+    def spare_main(cs):
+        # A spare: forked before its event. Drop every descriptor of the zygote's, warm the
+        # pages the per-event setup touches (their copy-on-write faults happen now, not
+        # while an event waits), then wait for the event. EOF (the zygote ended, or retired
+        # this spare) means no event: exit without running anything.
         try:
-            go = os.read(release_r, 1)
-        except OSError:
-            go = b""
-        if go != b"g":
-            os._exit(127)
-        os.close(release_r)
-        try:
+            sock.close()
             sel.close()
-            for pfd in list(children):
+            for pfd in list(children) + [sp[2] for sp in spares]:
                 os.close(pfd)
+            for sp in spares:
+                sp[1].close()
+            warm_setup()
+        except BaseException:  # noqa: BLE001
+            os._exit(127)
+        try:
+            msg, anc, _, _ = cs.recvmsg(1 << 20, socket.CMSG_SPACE(8 * fdsize))
+        except BaseException:  # noqa: BLE001
+            os._exit(127)
+        fds = []
+        for level, typ, data in anc:
+            if level == socket.SOL_SOCKET and typ == socket.SCM_RIGHTS:
+                a = array.array("i")
+                a.frombytes(data[: len(data) - len(data) % fdsize])
+                fds += list(a)
+        if not msg or len(fds) != 4:
+            os._exit(127)
+        cs.close()
+        child(json.loads(msg), fds)
+        os._exit(127)  # not reached
+
+    def warm_setup():
+        r, w = os.pipe()
+        try:
+            for fd, write, model in ((r, False, stdio_model[0]), (w, True, stdio_model[1]), (w, True, stdio_model[2])):
+                make_stream(fd, write, model, "<warm>").detach()
+        finally:
+            os.close(r)
+            os.close(w)
+        m = type(sys)("__main__")
+        m.__dict__.update(_main_initial)
+        if SourceFileLoader is not None:
+            SourceFileLoader("__main__", "/")
+        saved = dict(os.environ)
+        os.environ.clear()
+        os.environ.update(saved)
+        json.loads(json.dumps({"warm": [1, 2.5, None, True, "x"]}))
+        import random
+        random.seed()
+
+    def child(req, fds):
+        # fds: the event's stdin, stdout, stderr, and hookd's socket (for a setup error).
+        hsock = socket.socket(fileno=fds[3])
+        fds = fds[:3]
+        try:
             for i, fd in enumerate(fds):
                 os.dup2(fd, i, inheritable=True)
             for fd in fds:
                 if fd > 2:
                     os.close(fd)
+            code = code_for(req)
             os.chdir(req["cwd"])
             env = req["env"]
             os.environ.clear()
@@ -167,13 +232,12 @@ def _zygote():
             sys.modules["__main__"] = main
             import random
             random.seed()
-            sock.close()
+            hsock.close()
         except BaseException as e:  # noqa: BLE001
             try:
-                sock.send(json.dumps({"id": req["id"], "setup_error": repr(e)}).encode())
+                hsock.send(json.dumps({"id": req["id"], "setup_error": repr(e)}).encode())
             finally:
                 os._exit(127)
-        code = req["_code"]
         exit_code = 0
         try:
             exec(code, d)
@@ -248,7 +312,7 @@ def _zygote():
         req["abs"] = script if os.path.isabs(script) else os.path.join(os.path.realpath(req["cwd"]), script)
         req["path0"] = os.path.dirname(os.path.realpath(req["abs"]))
         try:
-            code, _ = read_script(req["abs"])
+            _, _, digest = read_script(req["abs"])
         except SyntaxError as e:
             return send({"id": rid, "fallback": "does not compile: %s" % e})
         except (OSError, ValueError) as e:
@@ -258,47 +322,127 @@ def _zygote():
         sh = shadowed(req["path0"])
         if sh:
             return send({"id": rid, "fallback": "script directory shadows pre-imported modules: %s" % ",".join(sh[:5])})
-        req["_code"] = code
+        msg = json.dumps({"id": rid, "script": req["script"], "args": req["args"], "options": req["options"],
+                          "cwd": req["cwd"], "env": req["env"], "abs": req["abs"], "path0": req["path0"],
+                          "digest": digest.hex()}).encode()
+        if len(msg) > MAX_HANDOFF:
+            return send({"id": rid, "fallback": "event too large to hand to a forked child (%d bytes)" % len(msg)})
+        while spares and select.select([spares[0][2]], [], [], 0)[0]:
+            reap(spares[0][2])  # a spare that died (killed from outside) cannot take the event
+        sp = spares.pop(0) if spares else new_spare()
+        if sp is None:
+            return send({"id": rid, "fallback": "fork failed"})
+        pid, zs, pfd = sp
+        children[pfd] = (rid, pid)
+        sel.modify(pfd, selectors.EVENT_READ, pfd)
+        global_peak[0] = max(global_peak[0], len(children))
+        send({"id": rid, "pid": pid})
+        # Only now, with hookd knowing the pid, does the child get its event: a zygote that
+        # dies before this leaves a spare that sees EOF and runs nothing.
+        try:
+            zs.sendmsg([msg], [(socket.SOL_SOCKET, socket.SCM_RIGHTS, array.array("i", list(fds) + [sock.fileno()]))])
+        except OSError:
+            os.kill(pid, 9)  # it never got its event and runs nothing; hookd sees a hook killed
+        zs.close()
+
+    def new_spare():
+        """Forks a spare child; returns (pid, zygote's socket end, pidfd) or None."""
         for s in (sys.stdout, sys.stderr):
             s.flush()
-        release_r, release_w = os.pipe()
-        pid = os.fork()
-        if pid == 0:
-            os.close(release_w)
-            child(req, fds, release_r)
-            os._exit(127)  # not reached
-        os.close(release_r)
+        zs, cs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
         try:
-            os.setpgid(pid, pid)  # also the child's wish; done here so hookd can kill -pid at once
+            pid = os.fork()
+        except OSError:
+            zs.close()
+            cs.close()
+            return None
+        if pid == 0:
+            try:
+                zs.close()
+                spare_main(cs)
+            except BaseException:  # noqa: BLE001 - never fall back into the zygote's loop
+                pass
+            os._exit(127)
+        cs.close()
+        try:
+            os.setpgid(pid, pid)  # hookd kills -pid: the child leads its own group
         except OSError:
             pass
         try:
             pfd = os.pidfd_open(pid)
-        except OSError as e:
-            os.close(release_w)  # the child sees EOF and exits without running the hook
+        except OSError:
+            zs.close()
+            os.kill(pid, 9)
             os.waitpid(pid, 0)
-            return send({"id": rid, "fallback": "pidfd_open: %s" % e})
-        children[pfd] = (rid, pid)
-        sel.register(pfd, selectors.EVENT_READ, pfd)
-        send({"id": rid, "pid": pid})
-        os.write(release_w, b"g")
-        os.close(release_w)
+            return None
+        sel.register(pfd, selectors.EVENT_READ, ("spare", pfd))
+        return (pid, zs, pfd)
+
+    def retire_spares():
+        """Spares forked before the latest pre-imports lack them: end them (EOF)."""
+        while spares:
+            pid, zs, pfd = spares.pop()
+            zs.close()
+            sel.unregister(pfd)
+            os.close(pfd)
+            os.waitpid(pid, 0)
+
+    def replenish():
+        forked = False
+        while len(spares) < min(MAX_SPARES, global_peak[0]):
+            sp = new_spare()
+            if sp is None:
+                break
+            spares.append(sp)
+            forked = True
+        if forked and last_run[0] is not None:
+            rehearse(*last_run[0])
+
+    def rehearse(msg, req):
+        # After a fork every page this process writes is copied first (copy-on-write), and
+        # on this kind of machine each such fault costs tens of microseconds. Handling the
+        # previous request again, minus the fork and the hand-off, takes those faults now,
+        # between events, instead of on the next event's path. Side-effect free: it decodes,
+        # stats and reads the script (refreshing the code cache) and lists its directory.
+        try:
+            json.loads(msg)
+            read_script(req["abs"])
+            os.path.realpath(req["abs"])
+            os.path.isdir(req["cwd"])
+            shadowed(req["path0"])
+            json.dumps({"id": 0, "pid": 0}, separators=(",", ":")).encode()
+            sel.select(0)
+        except Exception:  # noqa: BLE001 - the script may be gone; the next event finds out
+            pass
 
     def reap(pfd):
+        if pfd not in children:  # a spare died without an event (killed from outside)
+            for i, sp in enumerate(spares):
+                if sp[2] == pfd:
+                    del spares[i]
+                    sp[1].close()
+                    sel.unregister(pfd)
+                    os.close(pfd)
+                    os.waitpid(sp[0], 0)
+                    break
+            return
         rid, pid = children.pop(pfd)
         sel.unregister(pfd)
         os.close(pfd)
         _, status = os.waitpid(pid, 0)
         send({"id": rid, "code": os.waitstatus_to_exitcode(status)})
+        # The event is answered; the next spare is forked while hookd records and answers
+        # it and the next event's client starts.
+        replenish()
 
     gc.freeze()
     send({"op": "ready", "pid": os.getpid(), "version": list(sys.version_info[:3]),
           "modules": len(sys.modules), "environ": start_environ})
-    fdsize = array.array("i").itemsize
+    replenish()
     while True:
         for key, _ in sel.select():
             if key.data is not None:
-                reap(key.data)
+                reap(key.data[1] if isinstance(key.data, tuple) else key.data)
                 continue
             try:
                 msg, anc, _, _ = sock.recvmsg(1 << 20, socket.CMSG_SPACE(8 * fdsize))
@@ -318,6 +462,8 @@ def _zygote():
                 op = req.get("op")
                 if op == "run":
                     run(req, fds)
+                    if "abs" in req:
+                        last_run[0] = (msg, req)
                 elif op == "preload":
                     configured = set(req.get("modules", ()))
                     names = list(configured)
@@ -329,6 +475,9 @@ def _zygote():
                             pass
                     done = preload(names, configured)
                     gc.freeze()  # children's collections then skip (and do not copy) the zygote's objects
+                    if done:
+                        retire_spares()
+                        replenish()
                     send({"id": req.get("id"), "preloaded": done})
                 else:
                     send({"id": req.get("id"), "error": "unknown op %r" % op})

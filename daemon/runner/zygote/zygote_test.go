@@ -300,7 +300,16 @@ func TestZygoteDeathIsReplaced(t *testing.T) {
 	if len(pids) != 1 {
 		t.Fatalf("zygotes: %v", pids)
 	}
+	_, _ = zygoteAtRest(t, pids[0])
+	spares := childrenOf(t, pids[0])
 	syscall.Kill(pids[0], syscall.SIGKILL)
+	// Its spares (children forked ahead of events) see the zygote's end of their socket
+	// close and exit without running anything.
+	for _, p := range spares {
+		var pid int
+		json.Unmarshal([]byte(p), &pid)
+		waitGone(t, pid)
+	}
 	// The next event must not be lost: it falls back (the caller runs it cold) while a new
 	// zygote starts, and a later one is forked again.
 	deadline := time.Now().Add(60 * time.Second)
@@ -327,6 +336,34 @@ func TestZygoteDeathIsReplaced(t *testing.T) {
 	}
 	if p := m.ZygotePIDs(); len(p) != 1 || p[0] == pids[0] {
 		t.Errorf("zygotes after replacement: %v (old %d)", p, pids[0])
+	}
+}
+
+// TestSpareKilledIsReplaced kills the zygote's spares (the children it forks ahead of
+// events) from outside: the next events are still served, forked, with the right result.
+func TestSpareKilledIsReplaced(t *testing.T) {
+	m, spec := setup(t)
+	spec.Args = []string{"7"}
+	if o := forked(t, m, spec, nil); o.code != 7 {
+		t.Fatalf("exit %d", o.code)
+	}
+	zpid := m.ZygotePIDs()[0]
+	for round := range 3 {
+		_, _ = zygoteAtRest(t, zpid)
+		for _, p := range childrenOf(t, zpid) {
+			var pid int
+			json.Unmarshal([]byte(p), &pid)
+			syscall.Kill(pid, syscall.SIGKILL)
+		}
+		if round == 1 {
+			time.Sleep(50 * time.Millisecond) // also once after the zygote has seen them die
+		}
+		if o := forked(t, m, spec, nil); o.code != 7 {
+			t.Fatalf("round %d: exit %d (stderr %q)", round, o.code, o.stderr)
+		}
+	}
+	if p := m.ZygotePIDs(); len(p) != 1 || p[0] != zpid {
+		t.Fatalf("zygote replaced: %v", p)
 	}
 }
 
@@ -388,7 +425,7 @@ func TestNoLeaks(t *testing.T) {
 	spec.Args = []string{"a"}
 	forked(t, m, spec, []byte("warm"))
 	zpid := m.ZygotePIDs()[0]
-	fdsBefore := countFDs(t, zpid)
+	fdsBefore, _ := zygoteAtRest(t, zpid)
 	ourFDs := countFDs(t, os.Getpid())
 	var wg sync.WaitGroup
 	sem := make(chan struct{}, 4)
@@ -409,15 +446,43 @@ func TestNoLeaks(t *testing.T) {
 	if p := m.ZygotePIDs(); len(p) != 1 || p[0] != zpid {
 		t.Fatalf("zygote changed during the run: %v", p)
 	}
-	if got := countFDs(t, zpid); got != fdsBefore {
-		t.Errorf("zygote fds: %d before, %d after", fdsBefore, got)
+	if got, spares := zygoteAtRest(t, zpid); got != fdsBefore {
+		t.Errorf("zygote fds without its spares' (2 each, %d spares): %d before, %d after", spares, fdsBefore, got)
 	}
 	if got := countFDs(t, os.Getpid()); got > ourFDs+2 {
 		t.Errorf("our fds: %d before, %d after", ourFDs, got)
 	}
-	if kids := childrenOf(t, zpid); len(kids) != 0 {
-		t.Errorf("zygote still has children (zombies?): %v", kids)
+}
+
+// zygoteAtRest waits until the zygote has no child but its spares (forked ahead of events,
+// waiting for one: at most 4, none a zombie, each holding its one socket and none of the zygote's epoll or pidfds)
+// and returns its descriptor count without the spares' two each (socket end, pidfd).
+func zygoteAtRest(t testing.TB, zpid int) (fds, spares int) {
+	t.Helper()
+	prev := -1
+	for range 1000 {
+		kids := childrenOf(t, zpid)
+		ok := len(kids) >= 1 && len(kids) <= 4
+		for _, k := range kids {
+			b, err := os.ReadFile("/proc/" + k + "/stat")
+			st := strings.Fields(string(b[bytes.LastIndexByte(b, ')')+1:]))
+			if err != nil || len(st) == 0 || st[0] != "S" {
+				ok = false // a zombie, or a child still running its hook
+				continue
+			}
+			if !spareFDs(k) {
+				ok = false // not (yet) a spare at rest
+			}
+		}
+		n := countFDs(t, zpid) - 2*len(kids)
+		if ok && n == prev && len(childrenOf(t, zpid)) == len(kids) {
+			return n, len(kids)
+		}
+		prev = n
+		time.Sleep(10 * time.Millisecond)
 	}
+	t.Fatalf("zygote %d never at rest: children %v", zpid, childrenOf(t, zpid))
+	return 0, 0
 }
 
 func countFDs(t testing.TB, pid int) int {
@@ -436,4 +501,24 @@ func childrenOf(t testing.TB, pid int) []string {
 		t.Fatal(err)
 	}
 	return strings.Fields(string(b))
+}
+
+// spareFDs reports whether process pid holds what a spare at rest holds of the zygote's
+// descriptors: its one socket to the zygote, and no epoll instance or pidfd (the zygote's).
+func spareFDs(pid string) bool {
+	es, err := os.ReadDir("/proc/" + pid + "/fd")
+	if err != nil {
+		return false
+	}
+	sockets := 0
+	for _, e := range es {
+		l, _ := os.Readlink("/proc/" + pid + "/fd/" + e.Name())
+		switch {
+		case strings.HasPrefix(l, "socket:"):
+			sockets++
+		case strings.HasPrefix(l, "anon_inode:"):
+			return false
+		}
+	}
+	return sockets == 1
 }
