@@ -1,6 +1,7 @@
 package daemon
 
 import (
+	"errors"
 	"path/filepath"
 
 	"go.uber.org/zap"
@@ -29,22 +30,44 @@ func (e *Engine) SyncForwarders() {
 	e.resyncForwarders(filepath.Join(e.store.Base().UserDir, configs.HookdFile))
 }
 
+// resyncAttempts bounds how often a resync re-plans when the user keeps editing Claude
+// Code's file under it; afterwards it gives up with a warning (the next change of
+// hookd's file tries again). Nothing of the user's is lost either way.
+const resyncAttempts = 5
+
+// beforeResyncApply, when set (tests), runs between planning and applying a resync.
+var beforeResyncApply func(settings string)
+
 func (e *Engine) resyncForwarders(hookdPath string) {
 	base := filepath.Base(hookdPath)
 	if base != configs.HookdFile && base != configs.HookdLocalFile {
 		return
 	}
-	p, err := install.PlanResyncFile(hookdPath)
-	if err != nil {
-		e.log.Warn("cannot keep forwarders in step with hookd's file", zap.String("file", hookdPath), zap.Error(err))
+	// Compare-and-swap: Apply writes Claude Code's file only if it still holds what the
+	// plan was made from; when the user saved it in between, plan again from their version.
+	for range resyncAttempts {
+		p, err := install.PlanResyncFile(hookdPath)
+		if err != nil {
+			e.log.Warn("cannot keep forwarders in step with hookd's file", zap.String("file", hookdPath), zap.Error(err))
+			return
+		}
+		if p == nil || !p.Changed() {
+			return
+		}
+		if beforeResyncApply != nil {
+			beforeResyncApply(p.Settings)
+		}
+		err = p.Apply()
+		if errors.Is(err, install.ErrChangedSinceRead) {
+			e.log.Info("settings file changed while forwarders were being rewritten; planning again", zap.String("file", p.Settings))
+			continue
+		}
+		if err != nil {
+			e.log.Warn("cannot rewrite forwarders", zap.String("file", p.Settings), zap.Error(err))
+			return
+		}
+		e.log.Info("forwarders follow hookd's file", zap.String("hookd_file", hookdPath), zap.String("settings", p.Settings), zap.Strings("summary", p.Summary))
 		return
 	}
-	if p == nil || !p.Changed() {
-		return
-	}
-	if err := p.Apply(); err != nil {
-		e.log.Warn("cannot rewrite forwarders", zap.String("file", p.Settings), zap.Error(err))
-		return
-	}
-	e.log.Info("forwarders follow hookd's file", zap.String("hookd_file", hookdPath), zap.String("settings", p.Settings), zap.Strings("summary", p.Summary))
+	e.log.Warn("forwarders not rewritten: the settings file kept changing", zap.String("hookd_file", hookdPath), zap.Int("attempts", resyncAttempts))
 }

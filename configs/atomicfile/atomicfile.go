@@ -34,6 +34,16 @@ import (
 // On error path is unchanged (or, if only the directory fsync failed, already replaced)
 // and no temporary file is left behind.
 func Write(path string, data []byte, perm fs.FileMode, sync bool) (err error) {
+	return WriteIf(path, data, perm, sync, nil)
+}
+
+// WriteIf is Write with a last check: ok, when not nil, runs after the new bytes are
+// written (and synced) to the temporary file and immediately before the rename; if it
+// returns an error, path is left as it is, the temporary file is removed and the error
+// returned. Callers use it as a compare-and-swap on path's contents (re-read, compare
+// with what they planned from): the window in which another writer's change can still
+// be lost shrinks to the time between ok's read and the rename.
+func WriteIf(path string, data []byte, perm fs.FileMode, sync bool, ok func() error) (err error) {
 	dir := filepath.Dir(path)
 	tmp, err := os.CreateTemp(dir, "."+filepath.Base(path)+".tmp-*")
 	if err != nil {
@@ -58,6 +68,11 @@ func Write(path string, data []byte, perm fs.FileMode, sync bool) (err error) {
 	}
 	if err = tmp.Close(); err != nil {
 		return err
+	}
+	if ok != nil {
+		if err = ok(); err != nil {
+			return err
+		}
 	}
 	if err = os.Rename(tmp.Name(), path); err != nil {
 		return err

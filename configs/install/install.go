@@ -159,9 +159,24 @@ func (p *Plan) Diff() string {
 // Apply writes the plan: backups first, then the files, in the order that never lets a
 // hook run twice (install: hookd's file, then Claude Code's; uninstall: hookd's file
 // removed, then Claude Code's restored).
+//
+// Each file is written only if it still holds what the plan read (compare-and-swap, see
+// unchanged): otherwise Apply returns an error wrapping ErrChangedSinceRead, having
+// written nothing when the change is seen before the first write (it is checked for both
+// files up front).
 func (p *Plan) Apply() error {
 	if !p.Changed() {
 		return nil
+	}
+	for _, f := range []struct {
+		path          string
+		before, after []byte
+	}{{p.Hookd, p.HookdBefore, p.HookdAfter}, {p.Settings, p.SettingsBefore, p.SettingsAfter}} {
+		if !sameFile(f.before, f.after) {
+			if err := unchanged(f.path, f.before); err != nil {
+				return err
+			}
+		}
 	}
 	for from, to := range p.Backups {
 		data, err := os.ReadFile(from)
@@ -205,11 +220,35 @@ func isNotEmpty(err error) bool {
 	return errors.As(err, &pe) && (errors.Is(pe.Err, syscall.ENOTEMPTY) || errors.Is(pe.Err, syscall.EEXIST))
 }
 
+// ErrChangedSinceRead means a file the plan would write was changed by someone else after
+// the plan read it: nothing of theirs was overwritten. Plan again from the new contents.
+var ErrChangedSinceRead = errors.New("changed since the plan read it")
+
+// unchanged reports (as ErrChangedSinceRead) whether path no longer holds before (nil:
+// absent). Apply checks it for every file it writes before writing any, and again right
+// before each rename: a compare-and-swap on the file's contents, so a user's concurrent
+// edit of Claude Code's settings (or hookd's file) is never silently replaced by a plan
+// made from the older contents. What remains is the window between that last read and the
+// rename (microseconds), which no lock-free writer can close: Claude Code takes no lock.
+func unchanged(path string, before []byte) error {
+	now, err := readOptional(path)
+	if err != nil {
+		return err
+	}
+	if !sameFile(now, before) {
+		return fmt.Errorf("%s: %w", path, ErrChangedSinceRead)
+	}
+	return nil
+}
+
 func writeOrRemove(path string, before, after []byte, mode fs.FileMode) error {
 	if sameFile(before, after) {
 		return nil
 	}
 	if after == nil {
+		if err := unchanged(path, before); err != nil {
+			return err
+		}
 		if err := os.Remove(path); err != nil && !errors.Is(err, fs.ErrNotExist) {
 			return err
 		}
@@ -218,7 +257,10 @@ func writeOrRemove(path string, before, after []byte, mode fs.FileMode) error {
 	if before != nil {
 		mode = fileMode(path)
 	}
-	return writeAtomic(path, after, mode)
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		return err
+	}
+	return atomicfile.WriteIf(path, after, mode, true, func() error { return unchanged(path, before) })
 }
 
 func fileMode(path string) fs.FileMode {
@@ -226,16 +268,6 @@ func fileMode(path string) fs.FileMode {
 		return fi.Mode().Perm()
 	}
 	return 0o644
-}
-
-// writeAtomic writes via a temp file in the same directory and a rename, so a reader
-// (Claude Code's watcher, hookd's) never sees half a file, and fsyncs file and directory
-// so an install that reported success survives a crash.
-func writeAtomic(path string, data []byte, mode fs.FileMode) error {
-	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-		return err
-	}
-	return atomicfile.Write(path, data, mode, true)
 }
 
 func isDir(path string) bool {

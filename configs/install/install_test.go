@@ -2,6 +2,8 @@ package install
 
 import (
 	"encoding/json"
+	"errors"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -648,4 +650,89 @@ func TestResyncFollowsHookdFile(t *testing.T) {
 	if fwds("SessionEnd") != 0 || fwds("Stop") != 1 {
 		t.Fatalf("after removing SessionEnd from hookd's file: %s", hooksOf(t, w.read(w.settings)))
 	}
+}
+
+// TestApplyIsCompareAndSwap: a file edited after the plan read it is never overwritten by
+// the plan — not Claude Code's settings (the daemon's resync, an install) nor hookd's
+// file — and a file that appeared, or disappeared, since is not clobbered or recreated.
+func TestApplyIsCompareAndSwap(t *testing.T) {
+	w := newWorld(t, mixed)
+	w.install()
+	h := w.read(w.hookd)
+	h = strings.Replace(h, `"hooks": {`, `"hooks": {"Stop": [{"hooks": [{"type": "command", "command": "stop-gate"}]}],`, 1)
+	if err := os.WriteFile(w.hookd, []byte(h), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	p, err := PlanResync(w.opts())
+	if err != nil || !p.Changed() {
+		t.Fatalf("resync plan: changed %v, %v", p != nil && p.Changed(), err)
+	}
+	// The user saves Claude Code's file between the plan and its application.
+	edited := strings.Replace(w.read(w.settings), `"model"`, `"outputStyle": "mine", "model"`, 1)
+	if err := os.WriteFile(w.settings, []byte(edited), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := p.Apply(); !errors.Is(err, ErrChangedSinceRead) {
+		t.Fatalf("Apply over a concurrent edit: %v, want ErrChangedSinceRead", err)
+	}
+	if got := w.read(w.settings); got != edited {
+		t.Fatalf("the user's edit was overwritten:\n%s", got)
+	}
+	leftovers, _ := filepath.Glob(filepath.Join(filepath.Dir(w.settings), ".settings.json.*"))
+	if len(leftovers) != 0 {
+		t.Errorf("temporary files left: %v", leftovers)
+	}
+	// Planned again from the user's version: both their edit and the new forwarder.
+	p, err = PlanResync(w.opts())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := p.Apply(); err != nil {
+		t.Fatal(err)
+	}
+	got := w.read(w.settings)
+	if !strings.Contains(got, `"outputStyle": "mine"`) || !strings.Contains(hooksOf(t, got), `"Stop"`) {
+		t.Fatalf("after re-planning: %s", got)
+	}
+
+	// Install: Claude Code's file deleted after the plan read it is not recreated from the
+	// old bytes, and hookd's file (written first) is not touched either.
+	w2 := newWorld(t, mixed)
+	p, err = PlanInstall(w2.opts())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Remove(w2.settings); err != nil {
+		t.Fatal(err)
+	}
+	if err := p.Apply(); !errors.Is(err, ErrChangedSinceRead) {
+		t.Fatalf("install over a deleted file: %v", err)
+	}
+	if _, err := os.Stat(w2.settings); !errors.Is(err, fs.ErrNotExist) {
+		t.Errorf("settings file recreated: %v", err)
+	}
+	if _, err := os.Stat(w2.hookd); !errors.Is(err, fs.ErrNotExist) {
+		t.Errorf("hookd's file written although the plan was refused: %v", err)
+	}
+	// And a hookd file that appeared after the plan (another install) is not clobbered.
+	p, err = PlanInstall(newWorldAt(t, w2, mixed).opts())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(w2.hookd, []byte(`{"hooks": {}}`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := p.Apply(); !errors.Is(err, ErrChangedSinceRead) {
+		t.Fatalf("install over a hookd file that appeared: %v", err)
+	}
+	if got := w2.read(w2.hookd); got != `{"hooks": {}}` {
+		t.Errorf("hookd file clobbered: %s", got)
+	}
+}
+
+// newWorldAt writes content as w's settings file again and returns w.
+func newWorldAt(t *testing.T, w *world, content string) *world {
+	t.Helper()
+	w.write(content)
+	return w
 }
