@@ -202,12 +202,12 @@ func TestClaudeManagedDropIn(t *testing.T) {
 
 	env := []string{"HOME=" + home, "PATH=" + os.Getenv("PATH"), "ANTHROPIC_API_KEY=x", "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC=1",
 		"XDG_CONFIG_HOME=" + filepath.Join(root, "xdg-config"), "XDG_STATE_HOME=" + filepath.Join(root, "xdg-state"),
-		"HOOKD_SOCKET=" + sock, "HOOKD_BIN=" + bin.hookd}
+		"HOOKD_SOCKET=" + sock, "HOOKD_BIN=" + bin.hookd, "HOOKD_STATE_DIR=" + state}
 	ctx, cancel := context.WithTimeout(context.Background(), 240*time.Second)
 	defer cancel()
 	hookd := func(args ...string) string {
 		t.Helper()
-		cmd := ns.command(ctx, proj, bin.hookd, append([]string{"--state-dir", state}, args...)...)
+		cmd := ns.command(ctx, proj, bin.hookd, args...)
 		cmd.Env = env
 		out, err := cmd.CombinedOutput()
 		if err != nil {
@@ -229,7 +229,7 @@ func TestClaudeManagedDropIn(t *testing.T) {
 	userAfterEdit, _ := os.ReadFile(userSettings)
 
 	// The daemon, reading the default managed dir.
-	daemon := ns.command(context.Background(), "/", bin.hookd, "--socket", sock, "--user-dir", filepath.Join(home, ".claude"), "--state-dir", state, "serve")
+	daemon := ns.command(context.Background(), "/", bin.hookd, "--socket", sock, "--user-dir", filepath.Join(home, ".claude"), "serve")
 	daemon.Env = env
 	var logs syncBuf
 	daemon.Stdout, daemon.Stderr = &logs, &logs
@@ -238,7 +238,7 @@ func TestClaudeManagedDropIn(t *testing.T) {
 	}
 	done := make(chan struct{})
 	go func() { daemon.Wait(); close(done) }()
-	t.Cleanup(func() {
+	stopDaemon := func() {
 		daemon.Process.Signal(os.Interrupt)
 		select {
 		case <-done:
@@ -246,6 +246,9 @@ func TestClaudeManagedDropIn(t *testing.T) {
 			daemon.Process.Kill()
 			<-done
 		}
+	}
+	t.Cleanup(func() {
+		stopDaemon()
 		if t.Failed() {
 			t.Logf("hookd log:\n%s", logs.String())
 		}
@@ -254,73 +257,81 @@ func TestClaudeManagedDropIn(t *testing.T) {
 		t.Fatalf("%v:\n%s", err, logs.String())
 	}
 
-	srv := claudeapi.Start(t, []claudeapi.Turn{bash("echo managed-ok"), say("done")})
-	cmd := ns.command(ctx, proj, bin.claude, "-p", "go", "--output-format", "stream-json", "--verbose", "--include-hook-events")
-	cmd.Env = append(env, "ANTHROPIC_BASE_URL="+srv.URL)
-	var stdout, stderr bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &stdout, &stderr
-	if err := cmd.Run(); err != nil {
-		t.Fatalf("claude: %v\nstderr: %s\nstdout: %s", err, stderr.String(), stdout.String())
-	}
-	if !strings.Contains(stdout.String(), "managed-ok") {
-		t.Errorf("the Bash call did not run:\n%s", stdout.String())
-	}
-
-	// Each hook ran exactly once (one Bash call), and never under Claude Code: hookd ran it.
-	for _, name := range []string{"user", "project", "late"} {
-		b, _ := os.ReadFile(filepath.Join(counts, name))
-		runs := strings.Fields(string(b))
-		if len(runs) != 1 {
-			t.Errorf("%s hook ran %d times (%q), want once", name, len(runs), runs)
+	// runs: the ancestries each hook recorded; audited: how often the audit log names
+	// each hook, with the file and source it was recorded with.
+	type hookRec struct{ File, Source string }
+	check := func(phase, marker string, want int) {
+		t.Helper()
+		srv := claudeapi.Start(t, []claudeapi.Turn{bash("echo " + marker), say("done")})
+		cmd := ns.command(ctx, proj, bin.claude, "-p", "go", "--output-format", "stream-json", "--verbose", "--include-hook-events")
+		cmd.Env = append(env, "ANTHROPIC_BASE_URL="+srv.URL)
+		var stdout, stderr bytes.Buffer
+		cmd.Stdout, cmd.Stderr = &stdout, &stderr
+		if err := cmd.Run(); err != nil {
+			t.Fatalf("%s: claude: %v\nstderr: %s\nstdout: %s", phase, err, stderr.String(), stdout.String())
 		}
-		for _, chain := range runs {
-			if strings.Contains(chain, "/claude") || !strings.Contains(chain, "/hookd") {
-				t.Errorf("%s hook ran with ancestors %s: not (only) through hookd", name, chain)
+		if !strings.Contains(stdout.String(), marker) {
+			t.Errorf("%s: the Bash call did not run:\n%s", phase, stdout.String())
+		}
+		// Each hook ran exactly once per Bash call, and never by Claude Code: the nearest
+		// of claude and hookd among its ancestors is hookd (the daemon; or, without one,
+		// `hookd run` under hookc under claude).
+		for _, name := range []string{"user", "project", "late"} {
+			b, _ := os.ReadFile(filepath.Join(counts, name))
+			runs := strings.Fields(string(b))
+			if len(runs) != want {
+				t.Errorf("%s: %s hook ran %d times in all (%q), want %d", phase, name, len(runs), runs, want)
+			}
+			for _, chain := range runs {
+				h, c := strings.Index(chain, "/hookd/"), strings.Index(chain, "/claude/")
+				if h < 0 || c >= 0 && c < h {
+					t.Errorf("%s: %s hook ran with ancestors %s: not through hookd", phase, name, chain)
+				}
 			}
 		}
-	}
-	if b, _ := os.ReadFile(filepath.Join(counts, "_hookc")); !strings.Contains(string(b), "PreToolUse") || !strings.Contains(string(b), "SessionStart") {
-		t.Errorf("events through the managed forwarder: %q", b)
-	}
-
-	// The audit records name each hook's own file and source.
-	f, err := os.Open(filepath.Join(state, "audit", "decisions.jsonl"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	type hookRec struct{ Command, File, Source string }
-	found := map[string]hookRec{}
-	dec := json.NewDecoder(f)
-	for {
-		var r struct {
-			Event string
-			Hooks []struct {
-				ID, Source, File, Command, Outcome string
-			}
+		if b, _ := os.ReadFile(filepath.Join(counts, "_hookc")); !strings.Contains(string(b), "PreToolUse") || !strings.Contains(string(b), "SessionStart") {
+			t.Errorf("%s: events through the managed forwarder: %q", phase, b)
 		}
-		if err := dec.Decode(&r); err == io.EOF {
-			break
-		} else if err != nil {
+		// The audit records name each hook's own file and source.
+		data, err := os.ReadFile(filepath.Join(state, "audit", "decisions.jsonl"))
+		if err != nil {
 			t.Fatal(err)
 		}
-		if r.Event != "PreToolUse" {
-			continue
+		audited := map[string][]hookRec{}
+		dec := json.NewDecoder(bytes.NewReader(data))
+		for {
+			var r struct {
+				Event string
+				Hooks []struct{ Source, File, Command string }
+			}
+			if err := dec.Decode(&r); err == io.EOF {
+				break
+			} else if err != nil {
+				t.Fatal(err)
+			}
+			if r.Event != "PreToolUse" {
+				continue
+			}
+			for _, h := range r.Hooks {
+				name := strings.TrimSuffix(filepath.Base(h.Command), ".sh")
+				audited[name] = append(audited[name], hookRec{h.File, h.Source})
+			}
 		}
-		for _, h := range r.Hooks {
-			name := strings.TrimSuffix(filepath.Base(h.Command), ".sh")
-			found[name] = hookRec{h.Command, h.File, h.Source}
+		for name, rec := range map[string]hookRec{
+			"user":    {File: userSettings, Source: "user"},
+			"project": {File: projSettings, Source: "project"},
+			"late":    {File: userSettings, Source: "user"},
+		} {
+			if got := audited[name]; len(got) != want || got[want-1] != rec {
+				t.Errorf("%s: audit records of the %s hook %+v; want %d, the last with file %s source %s", phase, name, got, want, rec.File, rec.Source)
+			}
 		}
 	}
-	for name, want := range map[string]hookRec{
-		"user":    {File: userSettings, Source: "user"},
-		"project": {File: projSettings, Source: "project"},
-		"late":    {File: userSettings, Source: "user"},
-	} {
-		if got := found[name]; got.File != want.File || got.Source != want.Source {
-			t.Errorf("audit: %s hook recorded as %+v, want file %s source %s", name, got, want.File, want.Source)
-		}
-	}
+	check("with the daemon", "managed-ok", 1)
+	// Without a daemon hookc runs the event in-process (`hookd run`): same routing, same
+	// audit log (HOOKD_STATE_DIR).
+	stopDaemon()
+	check("hookc's fallback, no daemon", "fallback-ok", 2)
 
 	// User and project files untouched by the install.
 	if b, _ := os.ReadFile(projSettings); !bytes.Equal(b, projBefore) {
