@@ -57,7 +57,11 @@
 //     true turns off every non-managed hook; if the winning value comes from managed
 //     settings, managed hooks stop too. So a project's false overrides the user's true.
 //   - allowManagedHooksOnly (honoured only in managed files; a mistyped value reads as
-//     true) lets only managed hooks run.
+//     true) lets only managed hooks run — except when set by hookd's own routing drop-in
+//     (a managed file with a hookc forwarder; `hookd install claude-code --scope managed`):
+//     there it keeps Claude Code from running the user, project and local hooks, which
+//     hookd then runs itself, and leaves the other managed hooks to Claude Code
+//     (Snapshot.RoutedBy).
 //
 // # Matching and dedup
 //
