@@ -16,7 +16,7 @@ BENCHTIME ?= 1x
 UNIT_TIMEOUT ?= 15m
 SOAK_TIMEOUT ?= 40m
 
-.PHONY: help build run test unit conformance e2e pin-claude soak faults fleet bench fuzz lint clean
+.PHONY: help build run test unit conformance e2e pin-claude soak faults fleet bench bench-corpus fuzz lint clean
 
 help: ## list targets
 	@awk 'BEGIN{FS=":.*## "} /^[a-z][a-z0-9-]*:.*## /{printf "  %-11s %s\n", $$1, $$2}' $(MAKEFILE_LIST)
@@ -70,6 +70,11 @@ fleet: ## decisions to a real OpenTelemetry Collector (built from the Go module 
 bench: build ## benchmarks (incl. a claude -p session native vs through hookd); figures go to BENCHMARKS.md
 	@bin=$${HOOKD_CLAUDE_BIN:-$$(command -v npm >/dev/null 2>&1 && test/e2e/install-claude.sh --print-bin)}; \
 	HOOKD_CLAUDE_BIN=$$bin $(GO) test -run '^$$' -bench . -benchtime $(BENCHTIME) -timeout 60m ./test/bench/
+
+bench-corpus: ## real Claude Code sessions, native vs through hookd, for the public hook corpus (test/bench/corpus; fetched from npm, cached; tens of minutes)
+	@bin=$${HOOKD_CLAUDE_BIN:-$$(test/e2e/install-claude.sh --print-bin)} || exit 1; \
+	corpus=$${HOOKD_CORPUS_DIR:-$$(test/bench/corpus/fetch.sh --print-dir)} || exit 1; \
+	HOOKD_CLAUDE_BIN=$$bin HOOKD_CORPUS_DIR=$$corpus $(GO) test -run '^$$' -bench '^BenchmarkCorpus$$' -benchtime 1x -v -timeout 300m ./test/bench/
 
 fuzz: ## run every fuzz target for FUZZTIME each (test/fuzz.sh: a found input fails; Go 1.26's deadline race is retried)
 	@GO=$(GO) FUZZTIME=$(FUZZTIME) test/fuzz.sh
