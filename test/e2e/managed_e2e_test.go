@@ -36,11 +36,14 @@ import (
 // hookc open the real path, and nobody else sees the drop-in. The one change to the
 // machine is the empty mount point /etc/claude-code when it did not exist (as root; removed
 // again at cleanup, under a lock that serialises such tests). Without root it tries an
-// unprivileged user namespace; if neither works it skips loudly (fails under CI=true).
+// unprivileged user namespace. Root without mount namespaces (or HOOKD_E2E_MANAGED=host)
+// uses the machine's real directory (hostManaged). Neither root nor a user namespace: a
+// loud skip (a failure under CI=true).
 
 const managedDir = "/etc/claude-code"
 
-// managedNS is a private mount namespace with a scratch /etc/claude-code.
+// managedNS is a private mount namespace with a scratch /etc/claude-code — or, with pid
+// 0, the machine's own /etc/claude-code (root, and no mount namespace to be had).
 type managedNS struct {
 	pid  int
 	user bool // an unprivileged user namespace (nsenter -U)
@@ -49,6 +52,11 @@ type managedNS struct {
 // command builds a command that runs inside the namespace, in directory dir (nsenter
 // would otherwise start it in the namespace's root).
 func (ns *managedNS) command(ctx context.Context, dir, name string, args ...string) *exec.Cmd {
+	if ns.pid == 0 {
+		cmd := exec.CommandContext(ctx, name, args...)
+		cmd.Dir = dir
+		return cmd
+	}
 	nsArgs := []string{"-t", fmt.Sprint(ns.pid), "-m", "--wd=" + dir}
 	if ns.user {
 		nsArgs = append(nsArgs, "-U", "--preserve-credentials")
@@ -116,15 +124,25 @@ func setupManagedNS(t *testing.T) *managedNS {
 	}
 	var stderr syncBuf
 	holder.Stderr = &stderr
+	failed := func(why string) *managedNS {
+		if root {
+			return hostManaged(t, why)
+		}
+		skip(why)
+		return nil
+	}
+	if os.Getenv("HOOKD_E2E_MANAGED") == "host" {
+		return failed("HOOKD_E2E_MANAGED=host")
+	}
 	if err := holder.Start(); err != nil {
-		skip(fmt.Sprintf("unshare %v: %v", unshareArgs, err))
+		return failed(fmt.Sprintf("unshare %v: %v", unshareArgs, err))
 	}
 	t.Cleanup(func() { holder.Process.Kill(); holder.Wait() })
 	line, _ := bufio.NewReader(out).ReadString('\n')
 	if strings.TrimSpace(line) != "ready" {
 		holder.Process.Kill()
 		holder.Wait()
-		skip(fmt.Sprintf("unshare %v with %q failed: %s", unshareArgs, script, stderr.String()))
+		return failed(fmt.Sprintf("unshare %v with %q failed: %s", unshareArgs, script, stderr.String()))
 	}
 	ns := &managedNS{pid: holder.Process.Pid, user: !root}
 	// The namespace really is private: the scratch dir is empty inside, and what is
@@ -137,6 +155,39 @@ func setupManagedNS(t *testing.T) *managedNS {
 		t.Fatalf("the namespace's %s leaks to the machine: %v", managedDir, err)
 	}
 	return ns
+}
+
+// hostManaged is the fallback for root without mount namespaces (a container without
+// CAP_SYS_ADMIN): the machine's real /etc/claude-code, creating only what is missing, never
+// touching an existing drop-in, removing exactly what it created — also when the test fails
+// — under the lock setupManagedNS holds.
+func hostManaged(t *testing.T, why string) *managedNS {
+	t.Helper()
+	t.Logf("NOTE: no private mount namespace (%s): using the machine's real %s; other Claude Code processes on this machine see hookd's drop-in while the test runs", why, managedDir)
+	if err := os.MkdirAll(managedDir, 0o755); err != nil { // setupManagedNS created it when missing
+		t.Fatal(err)
+	}
+	d := filepath.Join(managedDir, "managed-settings.d")
+	if _, err := os.Lstat(d); os.IsNotExist(err) {
+		if err := os.Mkdir(d, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() {
+			if err := os.Remove(d); err != nil {
+				t.Errorf("removing %s this test created: %v", d, err)
+			}
+		})
+	}
+	f := filepath.Join(d, "50-hookd.json")
+	if _, err := os.Lstat(f); err == nil {
+		t.Fatalf("%s already exists on this machine; the test does not overwrite it", f)
+	}
+	t.Cleanup(func() {
+		if err := os.Remove(f); err != nil && !os.IsNotExist(err) {
+			t.Errorf("removing %s: %v", f, err)
+		}
+	})
+	return &managedNS{}
 }
 
 // ancestry is a hook body line: it appends the comm names of the hook's ancestors to the
