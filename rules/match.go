@@ -269,7 +269,7 @@ func bashAllow(x *evalCtx, allow []*Rule) *Rule {
 }
 
 // matchAllow reports whether one allow pattern covers the whole command on
-// its own: every subcommand matches one of its allow views. (Set.Evaluate
+// its own: every subcommand matches one of its Strict views. (Set.Evaluate
 // lets different rules cover different subcommands; see bashAllow.) A
 // wildcard-free rule also matches when it equals the whole command (so
 // `Bash(make && make install)` allows exactly that line), but a glob is
@@ -291,7 +291,7 @@ func matchAllow(a *shell.Analysis, g *starGlob) bool {
 	return true
 }
 
-// allowedBy reports whether g matches one of the subcommand's allow views.
+// allowedBy reports whether g matches one of the command's Strict views.
 func allowedBy(s *shell.Command, g *starGlob) bool {
 	if s.Unresolved != "" {
 		return false

@@ -109,7 +109,7 @@ func Analyze(cmd string) *Analysis {
 }
 
 // merge folds repeated subcommands (loop bodies are walked twice) into one,
-// keeping every deny view.
+// keeping every view.
 func (a *Analysis) merge() {
 	if len(a.Commands) < 2 {
 		return
