@@ -72,18 +72,20 @@ func GoldenPayloadDir() string {
 
 // Env is one scratch world: HOME, managed dir, a project, and (once started) a daemon.
 type Env struct {
-	t        testing.TB
-	Root     string
-	Home     string
-	UserDir  string
-	Managed  string
-	Project  string
-	State    string
-	Socket   string
-	Config   string
+	t       testing.TB
+	Root    string
+	Home    string
+	UserDir string
+	Managed string
+	Project string
+	State   string
+	Socket  string
+	Config  string
+	// d is the running daemon (Start); daemon and exited are its process and exit
+	// signal, which tests use directly (signals, kills).
+	d        *testutil.Daemon
 	daemon   *exec.Cmd
-	logs     *syncBuffer
-	exited   chan struct{}
+	exited   <-chan struct{}
 	extraEnv []string
 }
 
@@ -212,46 +214,27 @@ func (e *Env) Start(extra ...string) {
 // waits until it answers a ping.
 func (e *Env) StartArgs(args ...string) {
 	e.t.Helper()
-	cmd := exec.Command(bins.hookd, args...)
-	cmd.Env = e.BaseEnv()
-	e.logs = &syncBuffer{}
-	cmd.Stdout, cmd.Stderr = e.logs, e.logs
-	if err := cmd.Start(); err != nil {
-		e.t.Fatal(err)
-	}
-	e.daemon = cmd
-	e.exited = make(chan struct{})
-	go func() { _ = cmd.Wait(); close(e.exited) }()
-	e.t.Cleanup(e.Stop)
-	if err := testutil.WaitForDaemon(e.Socket, e.exited, 20*time.Second); err != nil {
-		e.t.Fatalf("%v:\n%s", err, e.logs.String())
-	}
+	e.d = testutil.StartDaemon(e.t, testutil.DaemonOptions{Bin: bins.hookd, Args: args, Socket: e.Socket, Env: e.BaseEnv()})
+	e.daemon, e.exited = e.d.Cmd, e.d.Exited()
 }
 
-// Stop sends SIGTERM and waits; it fails the test if the daemon reported a data race.
+// Stop stops the daemon (SIGINT, then SIGKILL) and waits; it fails the test if the
+// daemon reported a data race.
 func (e *Env) Stop() {
-	if e.daemon == nil || e.daemon.Process == nil {
+	if e.daemon == nil || e.d == nil {
 		return
 	}
-	select {
-	case <-e.exited:
-	default:
-		_ = e.daemon.Process.Signal(os.Interrupt)
-		select {
-		case <-e.exited:
-		case <-time.After(15 * time.Second):
-			_ = e.daemon.Process.Kill()
-			<-e.exited
-		}
-	}
-	if strings.Contains(e.logs.String(), "WARNING: DATA RACE") {
-		e.t.Errorf("daemon reported a data race:\n%s", e.logs.String())
-	}
+	e.d.Stop()
 	e.daemon = nil
 }
 
 // Logs returns what the daemon has logged so far.
-func (e *Env) Logs() string { return e.logs.String() }
+func (e *Env) Logs() string {
+	if e.d == nil {
+		return ""
+	}
+	return e.d.Logs()
+}
 
 // Result of running hookc.
 type Result struct {
@@ -366,21 +349,6 @@ func (e *Env) Payload(event string, fields map[string]any) string {
 // Eventually polls cond until it holds or the timeout passes.
 var Eventually = testutil.WaitFor
 
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
+type syncBuffer = testutil.SyncBuffer
 
 func readFile(p string) ([]byte, error) { return os.ReadFile(p) }

@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"sort"
 	"strings"
@@ -76,7 +75,7 @@ func BenchmarkAuditThroughput(b *testing.B) {
 					}
 				}
 				for j, m := range modes {
-					ds[j].stop()
+					ds[j].Stop()
 					if m.name != "off" {
 						if n := ds[j].records(b); n != 200+rounds*s.events {
 							b.Fatalf("%s: %d records for %d events", m.name, n, 200+rounds*s.events)
@@ -108,10 +107,8 @@ func median(xs []float64) float64 {
 }
 
 type auditDaemon struct {
+	*testutil.Daemon
 	root, sock, state string
-	cmd               *exec.Cmd
-	done              chan struct{}
-	logs              bytes.Buffer
 	payload           []byte
 }
 
@@ -138,19 +135,8 @@ func startAuditDaemon(b *testing.B, bins *binaries, settings, config string) *au
 	write(filepath.Join(proj, ".claude", "settings.json"), settings)
 	cfg := filepath.Join(root, "hookd.json")
 	write(cfg, config)
-	d.cmd = exec.Command(bins.hookd, "--socket", d.sock, "--managed-dir", filepath.Join(root, "managed"),
-		"--user-dir", filepath.Join(home, ".claude"), "--state-dir", d.state, "--config", cfg, "serve")
-	d.cmd.Env = []string{"HOME=" + home, "PATH=" + os.Getenv("PATH")}
-	d.cmd.Stdout, d.cmd.Stderr = &d.logs, &d.logs
-	if err := d.cmd.Start(); err != nil {
-		b.Fatal(err)
-	}
-	d.done = make(chan struct{})
-	go func() { _ = d.cmd.Wait(); close(d.done) }()
-	b.Cleanup(d.stop)
-	if err := testutil.WaitForDaemon(d.sock, d.done, 20*time.Second); err != nil {
-		b.Fatalf("%v:\n%s", err, d.logs.String())
-	}
+	d.Daemon = testutil.StartDaemon(b, testutil.DaemonOptions{Bin: bins.hookd, Socket: d.sock, Env: []string{"HOME=" + home, "PATH=" + os.Getenv("PATH")},
+		Args: []string{"--socket", d.sock, "--managed-dir", filepath.Join(root, "managed"), "--user-dir", filepath.Join(home, ".claude"), "--state-dir", d.state, "--config", cfg, "serve"}})
 	d.payload, _ = json.Marshal(map[string]any{
 		"session_id": "bench-session", "transcript_path": filepath.Join(home, ".claude", "projects", "p", "bench-session.jsonl"),
 		"cwd": proj, "permission_mode": "default", "hook_event_name": "PreToolUse", "tool_name": "Bash", "tool_use_id": "toolu_bench",
@@ -201,7 +187,7 @@ func (d *auditDaemon) run(b *testing.B, clients, n int) (float64, float64) {
 	elapsed := time.Since(start)
 	close(errs)
 	for err := range errs {
-		b.Fatalf("client: %v\n%s", err, d.logs.String())
+		b.Fatalf("client: %v\n%s", err, d.Logs())
 	}
 	var all []float64
 	for _, l := range lat {
@@ -210,23 +196,6 @@ func (d *auditDaemon) run(b *testing.B, clients, n int) (float64, float64) {
 		}
 	}
 	return float64(n) / elapsed.Seconds(), median(all)
-}
-
-func (d *auditDaemon) stop() {
-	if d.cmd == nil || d.cmd.Process == nil {
-		return
-	}
-	select {
-	case <-d.done:
-	default:
-		_ = d.cmd.Process.Signal(os.Interrupt)
-		select {
-		case <-d.done:
-		case <-time.After(15 * time.Second):
-			_ = d.cmd.Process.Kill()
-			<-d.done
-		}
-	}
 }
 
 // records counts the lines of the decision log.

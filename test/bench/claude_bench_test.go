@@ -115,8 +115,7 @@ type session struct {
 	mode, claude, root, home, proj, sock string
 	hookdBin                             string
 	env                                  []string
-	daemon                               *exec.Cmd
-	done                                 chan struct{}
+	daemon                               *testutil.Daemon
 	srv                                  *claudeapi.Server
 }
 
@@ -168,14 +167,8 @@ func newSession(b *testing.B, bins *binaries, claude, mode string, modelLatency 
 		if out, err := cmd.CombinedOutput(); err != nil {
 			b.Fatalf("install: %v\n%s", err, out)
 		}
-		s.daemon = exec.Command(bins.hookd, append(global, "--socket", s.sock, "--state-dir", filepath.Join(root, "state"), "serve")...)
-		s.daemon.Env = s.env
-		must(s.daemon.Start())
-		s.done = make(chan struct{})
-		go func() { _ = s.daemon.Wait(); close(s.done) }()
-		if err := testutil.WaitForDaemon(s.sock, s.done, 20*time.Second); err != nil {
-			b.Fatal(err)
-		}
+		s.daemon = testutil.StartDaemon(b, testutil.DaemonOptions{Bin: bins.hookd, Socket: s.sock, Env: s.env,
+			Args: append(global, "--socket", s.sock, "--state-dir", filepath.Join(root, "state"), "serve")})
 	}
 	var script []claudeapi.Turn
 	for i := 0; i < toolCalls; i++ {
@@ -221,13 +214,7 @@ func (s *session) run(b *testing.B) {
 func (s *session) close() {
 	s.srv.Close()
 	if s.daemon != nil {
-		_ = s.daemon.Process.Signal(os.Interrupt)
-		select {
-		case <-s.done:
-		case <-time.After(10 * time.Second):
-			_ = s.daemon.Process.Kill()
-			<-s.done
-		}
+		s.daemon.Stop()
 	}
 	os.RemoveAll(s.root)
 }

@@ -94,7 +94,7 @@ func BenchmarkCorpus(b *testing.B) {
 					}
 					runs := map[string]*corpusRun{}
 					for _, mode := range order {
-						r, err := runCorpusSession(claude, corpus, hookd, hookc, s, mode, delay)
+						r, err := runCorpusSession(b, claude, corpus, hookd, hookc, s, mode, delay)
 						if err != nil {
 							b.Fatalf("%s %s model=%v pair %d: %v", s.id, mode, delay, p, err)
 						}
@@ -168,7 +168,7 @@ func expandScript(turns []claudeapi.Turn, proj string) []claudeapi.Turn {
 
 const corpusToolCalls = 8
 
-func runCorpusSession(claude, corpus, hookdBin, hookcBin string, s corpusSetup, mode string, delay time.Duration) (*corpusRun, error) {
+func runCorpusSession(tb testing.TB, claude, corpus, hookdBin, hookcBin string, s corpusSetup, mode string, delay time.Duration) (*corpusRun, error) {
 	root, err := os.MkdirTemp("", "hkcorpus-")
 	if err != nil {
 		return nil, err
@@ -220,9 +220,7 @@ func runCorpusSession(claude, corpus, hookdBin, hookcBin string, s corpusSetup, 
 		"npm_config_update_notifier=false", "XDG_CONFIG_HOME=" + filepath.Join(w.home, ".config"), "XDG_STATE_HOME=" + filepath.Join(w.home, ".local", "state"),
 		"XDG_CACHE_HOME=" + filepath.Join(w.home, ".cache")}
 	r := &corpusRun{events: map[string][]float64{}, hookdHooks: map[string][]float64{}}
-	var daemon *exec.Cmd
-	var daemonLogs lockedWriter
-	done := make(chan struct{})
+	var daemon *testutil.Daemon
 	if mode == "hookd" {
 		env = append(env, protocol.EnvSocket+"="+sock)
 		global := []string{"--user-dir", filepath.Join(w.home, ".claude"), "--managed-dir", filepath.Join(side, "managed"), "--state-dir", filepath.Join(side, "state"), "--socket", sock}
@@ -234,26 +232,9 @@ func runCorpusSession(claude, corpus, hookdBin, hookcBin string, s corpusSetup, 
 				return nil, fmt.Errorf("hookd install --scope %s: %v\n%s", scope, err, out)
 			}
 		}
-		daemon = exec.Command(hookdBin, append(global, "serve")...)
-		daemon.Env = env
-		daemon.Stdout, daemon.Stderr = &daemonLogs, &daemonLogs
-		if err := daemon.Start(); err != nil {
-			return nil, err
-		}
-		go func() { _ = daemon.Wait(); close(done) }()
-		defer func() {
-			_ = daemon.Process.Signal(os.Interrupt)
-			select {
-			case <-done:
-			case <-time.After(10 * time.Second):
-				_ = daemon.Process.Kill()
-				<-done
-			}
-		}()
-		if err := testutil.WaitForDaemon(sock, done, 20*time.Second); err != nil {
-			return nil, fmt.Errorf("%v\n%s", err, daemonLogs.String())
-		}
-		Settle(3*time.Second, daemon.Process.Pid)
+		daemon = testutil.StartDaemon(tb, testutil.DaemonOptions{Bin: hookdBin, Args: append(global, "serve"), Socket: sock, Env: env})
+		defer daemon.Stop()
+		Settle(3*time.Second, daemon.PID())
 	}
 	srv, err := claudeapi.New(expandScript(corpusScript(delay), w.proj))
 	if err != nil {
@@ -263,7 +244,7 @@ func runCorpusSession(claude, corpus, hookdBin, hookcBin string, s corpusSetup, 
 
 	var cpu0 time.Duration
 	if daemon != nil {
-		cpu0 = treeCPU(daemon.Process.Pid)
+		cpu0 = treeCPU(daemon.PID())
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
 	defer cancel()
@@ -274,7 +255,7 @@ func runCorpusSession(claude, corpus, hookdBin, hookcBin string, s corpusSetup, 
 	if err != nil {
 		return nil, err
 	}
-	var stderr lockedWriter
+	var stderr testutil.SyncBuffer
 	cmd.Stderr = &stderr
 	t0 := time.Now()
 	if err := cmd.Start(); err != nil {
@@ -299,8 +280,8 @@ func runCorpusSession(claude, corpus, hookdBin, hookcBin string, s corpusSetup, 
 		r.claudeCPU = time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 	}
 	if daemon != nil {
-		Settle(3*time.Second, daemon.Process.Pid)
-		r.daemonCPU = treeCPU(daemon.Process.Pid) - cpu0
+		Settle(3*time.Second, daemon.PID())
+		r.daemonCPU = treeCPU(daemon.PID()) - cpu0
 		if c, err := protocol.Dial(context.Background(), sock); err == nil {
 			if f, err := c.Do(context.Background(), &protocol.Request{Op: protocol.OpStatus}, nil); err == nil {
 				_ = json.Unmarshal(f.Data, &r.status)
@@ -381,7 +362,7 @@ func runCorpusSession(claude, corpus, hookdBin, hookcBin string, s corpusSetup, 
 		base := filepath.Join(d, fmt.Sprintf("%s-%s-%v-%d", s.id, mode, delay, time.Now().UnixNano()))
 		_ = os.WriteFile(base+".stream", []byte(dump.String()), 0o644)
 		if daemon != nil {
-			_ = os.WriteFile(base+".daemon", []byte(daemonLogs.String()), 0o644)
+			_ = os.WriteFile(base+".daemon", []byte(daemon.Logs()), 0o644)
 			files, _ := filepath.Glob(filepath.Join(side, "state", "audit", "*"))
 			for _, f := range files {
 				if b, err := os.ReadFile(f); err == nil {

@@ -72,7 +72,7 @@ func BenchmarkExportOverhead(b *testing.B) {
 					}
 				}
 				for j, m := range modes {
-					ds[j].stop()
+					ds[j].Stop()
 					b.ReportMetric(median(rates[j]), m.name+"-events/s")
 					b.ReportMetric(median(p50s[j]), m.name+"-µs/event(p50)")
 					if j > 0 {

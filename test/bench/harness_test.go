@@ -86,9 +86,7 @@ type Daemon struct {
 	Home    string
 	Project string
 	Socket  string
-	cmd     *exec.Cmd
-	logs    lockedWriter
-	exited  chan struct{}
+	*testutil.Daemon
 }
 
 // DaemonOptions configure StartDaemon.
@@ -112,7 +110,7 @@ func StartDaemon(tb testing.TB, o DaemonOptions) *Daemon {
 		tb.Fatal(err)
 	}
 	tb.Cleanup(func() { os.RemoveAll(sockDir) })
-	d := &Daemon{tb: tb, Root: root, Home: filepath.Join(root, "home"), Socket: filepath.Join(sockDir, "s"), exited: make(chan struct{})}
+	d := &Daemon{tb: tb, Root: root, Home: filepath.Join(root, "home"), Socket: filepath.Join(sockDir, "s")}
 	d.Project = filepath.Join(d.Home, "proj")
 	for _, dir := range []string{filepath.Join(d.Project, ".claude"), filepath.Join(d.Home, ".claude"), filepath.Join(root, "managed"), filepath.Join(root, "state")} {
 		if err := os.MkdirAll(dir, 0o755); err != nil {
@@ -133,43 +131,15 @@ func StartDaemon(tb testing.TB, o DaemonOptions) *Daemon {
 		}
 		args = append(args, "--config", p)
 	}
-	d.cmd = exec.Command(hookd, append(args, "serve")...)
-	d.cmd.Env = append(d.BaseEnv(), o.Env...)
-	d.cmd.Stdout, d.cmd.Stderr = &d.logs, &d.logs
-	if err := d.cmd.Start(); err != nil {
-		tb.Fatal(err)
-	}
-	go func() { _ = d.cmd.Wait(); close(d.exited) }()
-	tb.Cleanup(d.Stop)
-	if err := testutil.WaitForDaemon(d.Socket, d.exited, 20*time.Second); err != nil {
-		tb.Fatalf("%v:\n%s", err, d.logs.String())
-	}
+	d.Daemon = testutil.StartDaemon(tb, testutil.DaemonOptions{Bin: hookd, Args: append(args, "serve"), Socket: d.Socket,
+		Env: append(d.BaseEnv(), o.Env...)})
 	return d
 }
-
-// PID is the daemon's process ID.
-func (d *Daemon) PID() int { return d.cmd.Process.Pid }
 
 // BaseEnv is the environment of the daemon and of the clients the benchmarks start.
 func (d *Daemon) BaseEnv() []string {
 	return []string{"HOME=" + d.Home, "PATH=" + os.Getenv("PATH"), protocol.EnvSocket + "=" + d.Socket,
 		"CLAUDE_PROJECT_DIR=" + d.Project, "LANG=C.UTF-8"}
-}
-
-// Stop stops the daemon (SIGTERM, then SIGKILL after 10 s).
-func (d *Daemon) Stop() {
-	select {
-	case <-d.exited:
-		return
-	default:
-	}
-	_ = d.cmd.Process.Signal(os.Interrupt)
-	select {
-	case <-d.exited:
-	case <-time.After(10 * time.Second):
-		_ = d.cmd.Process.Kill()
-		<-d.exited
-	}
 }
 
 // Status returns the daemon's status document.
@@ -368,21 +338,4 @@ func Section(tb testing.TB, name, body string) {
 	if err := os.WriteFile(path, []byte(s), 0o644); err != nil {
 		tb.Error(err)
 	}
-}
-
-type lockedWriter struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (l *lockedWriter) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *lockedWriter) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
 }

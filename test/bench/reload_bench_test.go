@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"sort"
 	"strconv"
@@ -125,20 +124,10 @@ func runReloadBench(b *testing.B, bins *binaries, mode string, edits, clients in
 
 	env := []string{"HOME=" + home, "PATH=" + os.Getenv("PATH"), "XDG_CONFIG_HOME=" + filepath.Join(root, "xdg"),
 		"XDG_STATE_HOME=" + filepath.Join(root, "xdg-state")}
-	cmd := exec.Command(bins.hookd, "--socket", sock, "--managed-dir", filepath.Join(root, "managed"),
-		"--user-dir", filepath.Join(home, ".claude"), "--state-dir", filepath.Join(root, "state"), "serve")
-	cmd.Env = env
-	logs := &strings.Builder{}
-	var logMu sync.Mutex
-	cmd.Stderr = writerFunc(func(p []byte) (int, error) { logMu.Lock(); defer logMu.Unlock(); return logs.Write(p) })
-	if err := cmd.Start(); err != nil {
-		b.Fatal(err)
-	}
-	defer func() {
-		_ = cmd.Process.Signal(os.Interrupt)
-		_ = cmd.Wait()
-	}()
-	waitPing(b, sock)
+	d := testutil.StartDaemon(b, testutil.DaemonOptions{Bin: bins.hookd, Socket: sock, Env: env,
+		Args: []string{"--socket", sock, "--managed-dir", filepath.Join(root, "managed"),
+			"--user-dir", filepath.Join(home, ".claude"), "--state-dir", filepath.Join(root, "state"), "serve"}})
+	defer d.Stop()
 
 	// seen[n] is the time the first answer carrying version n arrived.
 	var mu sync.Mutex
@@ -215,7 +204,7 @@ func runReloadBench(b *testing.B, bins *binaries, mode string, edits, clients in
 	if _, ok := waitSeen(0, 20*time.Second); !ok {
 		stop()
 		wg.Wait()
-		b.Fatalf("the first version was never seen (%v)\n%s", firstBad.Load(), logs.String())
+		b.Fatalf("the first version was never seen (%v)\n%s", firstBad.Load(), d.Logs())
 	}
 
 	var r reloadResult
@@ -233,9 +222,7 @@ func runReloadBench(b *testing.B, bins *binaries, mode string, edits, clients in
 			b.StopTimer()
 			stop()
 			wg.Wait()
-			logMu.Lock()
-			defer logMu.Unlock()
-			b.Fatalf("edit %d never seen within 10s (failed %d: %v)\n%s", n, failed.Load(), firstBad.Load(), logs.String())
+			b.Fatalf("edit %d never seen within 10s (failed %d: %v)\n%s", n, failed.Load(), firstBad.Load(), d.Logs())
 		}
 		r.lat = append(r.lat, at.Sub(wrote))
 		written = append(written, wrote)
@@ -244,9 +231,7 @@ func runReloadBench(b *testing.B, bins *binaries, mode string, edits, clients in
 	r.took = time.Since(start)
 	stop()
 	wg.Wait()
-	logMu.Lock()
-	swaps := swapTimes(logs.String())
-	logMu.Unlock()
+	swaps := swapTimes(d.Logs())
 	// One swap per edit (each edit changes the file and is seen before the next).
 	if len(swaps) == len(written) {
 		for i, at := range swaps {
@@ -282,14 +267,3 @@ func swapTimes(logs string) []time.Time {
 	}
 	return out
 }
-
-func waitPing(b *testing.B, sock string) {
-	b.Helper()
-	if err := testutil.WaitForDaemon(sock, nil, 20*time.Second); err != nil {
-		b.Fatal(err)
-	}
-}
-
-type writerFunc func([]byte) (int, error)
-
-func (f writerFunc) Write(p []byte) (int, error) { return f(p) }

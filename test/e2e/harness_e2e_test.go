@@ -15,7 +15,6 @@ import (
 	"runtime"
 	"sort"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -359,40 +358,12 @@ func hookdCmd(t *testing.T, w *world, env []string, args ...string) string {
 
 func startDaemon(t *testing.T, w *world, env []string) {
 	t.Helper()
-	cmd := exec.Command(bin.hookd, "--socket", w.Socket, "--managed-dir", w.path("managed"),
-		"--user-dir", filepath.Join(w.Home, ".claude"), "--state-dir", w.path("state"), "serve")
-	cmd.Env = env
-	var logs syncBuf
-	cmd.Stdout, cmd.Stderr = &logs, &logs
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	done := make(chan struct{})
-	go func() { _ = cmd.Wait(); close(done) }()
-	t.Cleanup(func() {
-		_ = cmd.Process.Signal(os.Interrupt)
-		select {
-		case <-done:
-		case <-time.After(10 * time.Second):
-			_ = cmd.Process.Kill()
-			<-done
-		}
-		if t.Failed() {
-			t.Logf("hookd log:\n%s", logs.String())
-		}
-	})
-	if err := testutil.WaitForDaemon(w.Socket, done, 20*time.Second); err != nil {
-		t.Fatalf("%v:\n%s", err, logs.String())
-	}
+	testutil.StartDaemon(t, testutil.DaemonOptions{Bin: bin.hookd, Socket: w.Socket, Env: env,
+		Args: []string{"--socket", w.Socket, "--managed-dir", w.path("managed"), "--user-dir", filepath.Join(w.Home, ".claude"), "--state-dir", w.path("state"), "serve"}})
 }
 
-type syncBuf struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuf) Write(p []byte) (int, error) { s.mu.Lock(); defer s.mu.Unlock(); return s.b.Write(p) }
-func (s *syncBuf) String() string              { s.mu.Lock(); defer s.mu.Unlock(); return s.b.String() }
+// syncBuf collects a process's output for the test to read.
+type syncBuf = testutil.SyncBuffer
 
 // observe extracts the compared facts from one run, with the run's scratch root
 // replaced by $ROOT (and, in hookd mode, the forwarder's path by $HOOKC).

@@ -282,31 +282,8 @@ func TestClaudeManagedDropIn(t *testing.T) {
 	// The daemon, reading the default managed dir.
 	daemon := ns.command(context.Background(), "/", bin.hookd, "--socket", sock, "--user-dir", filepath.Join(home, ".claude"), "serve")
 	daemon.Env = env
-	var logs syncBuf
-	daemon.Stdout, daemon.Stderr = &logs, &logs
-	if err := daemon.Start(); err != nil {
-		t.Fatal(err)
-	}
-	done := make(chan struct{})
-	go func() { daemon.Wait(); close(done) }()
-	stopDaemon := func() {
-		daemon.Process.Signal(os.Interrupt)
-		select {
-		case <-done:
-		case <-time.After(10 * time.Second):
-			daemon.Process.Kill()
-			<-done
-		}
-	}
-	t.Cleanup(func() {
-		stopDaemon()
-		if t.Failed() {
-			t.Logf("hookd log:\n%s", logs.String())
-		}
-	})
-	if err := testutil.WaitForDaemon(sock, done, 20*time.Second); err != nil {
-		t.Fatalf("%v:\n%s", err, logs.String())
-	}
+	d := testutil.StartDaemon(t, testutil.DaemonOptions{Cmd: daemon, Socket: sock})
+	stopDaemon := d.Stop
 
 	// runs: the ancestries each hook recorded; audited: how often the audit log names
 	// each hook, with the file and source it was recorded with.
