@@ -207,6 +207,6 @@ func TestFleetOTLPDuplicatesKeepDecisionID(t *testing.T) {
 				t.Errorf("%s: %s has seq %d at the collector, %v locally", name, id, xs[0].attr("hookd.seq").GetIntValue(), local[id])
 			}
 		}
-		t.Logf("%s: %d decisions re-sent, each duplicate with the same decision id, seq and body", name, len(ids))
+		t.Logf("%s: %d decision(s) re-sent, each duplicate with the same decision id, seq and body", name, len(ids))
 	}
 }

@@ -88,6 +88,21 @@ func TestInstallClaudeCode(t *testing.T) {
 	if _, err := os.Stat(filepath.Join(e.Project, ".claude", "hookd.json")); !os.IsNotExist(err) {
 		t.Fatalf("hookd.json left behind (%v)", err)
 	}
+	// No footprint: .claude/ holds what it held before; the backups of install and
+	// uninstall are in the state directory, named after the file they copy.
+	if ents, _ := os.ReadDir(filepath.Join(e.Project, ".claude")); len(ents) != 1 || ents[0].Name() != "settings.json" {
+		t.Errorf(".claude/ after install+uninstall: %v", ents)
+	}
+	backups, _ := filepath.Glob(filepath.Join(e.State, "install-backups", "*settings.json.hookd-backup-*"))
+	if len(backups) != 2 {
+		t.Errorf("backups in the state directory: %v; want the install's and the uninstall's", backups)
+	}
+	for _, b := range backups {
+		if data, _ := os.ReadFile(b); string(data) == original {
+			return
+		}
+	}
+	t.Errorf("no backup holds the original settings.json: %v", backups)
 }
 
 // TestForwardersFollowHookdFile: the installer forwards only hooked events; a hook added
