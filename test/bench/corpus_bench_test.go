@@ -37,7 +37,8 @@ import (
 //	make bench-corpus                               # 5 pairs, model delay 0, 500 ms, 2 s
 //	HOOKD_CORPUS_PAIRS=1 HOOKD_CORPUS_SETUPS=claudia,selfish HOOKD_CORPUS_DELAYS=0 make bench-corpus
 //
-// HOOKD_BENCH_MD=BENCHMARKS.md writes the table into that file's "corpus" section.
+// HOOKD_BENCH_MD=BENCHMARKS.md writes the table into that file's "corpus" section;
+// HOOKD_CORPUS_PARTIAL=FILE rewrites FILE after every row (a long run's figures so far).
 func BenchmarkCorpus(b *testing.B) {
 	claude, corpus := os.Getenv("HOOKD_CLAUDE_BIN"), os.Getenv("HOOKD_CORPUS_DIR")
 	if claude == "" || corpus == "" {
@@ -106,6 +107,9 @@ func BenchmarkCorpus(b *testing.B) {
 						n.wall.Seconds(), n.resultAt.Seconds(), n.cpu().Seconds(), h.wall.Seconds(), h.resultAt.Seconds(), h.cpu().Seconds(), h.daemonCPU.Seconds(), h.counters)
 				}
 				rows = append(rows, row)
+				if p := os.Getenv("HOOKD_CORPUS_PARTIAL"); p != "" { // a long run's figures so far
+					_ = os.WriteFile(p, []byte(renderCorpus(rows, manifest, pairs, load0, loadAvg3(), time.Since(start))), 0o644)
+				}
 			}
 		}
 	}

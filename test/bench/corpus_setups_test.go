@@ -175,24 +175,6 @@ var corpusSetups = []corpusSetup{
 		}
 		return map[string]map[string]any{"user": {"hooks": hooks}}, nil
 	}},
-	{id: "ecc", prepare: func(w *corpusWorld) (map[string]map[string]any, error) {
-		// ECC (everything-claude-code, npm ecc-universal): its installer's ~/.claude (made by
-		// fetch.sh), and the resolved hooks it wrote to ~/.claude/hooks/hooks.json in the
-		// user's settings.json.
-		if _, err := w.pkg("ecc-universal"); err != nil {
-			return nil, err
-		}
-		if out, err := exec.Command("cp", "-a", filepath.Join(w.cache, "homes", "ecc", ".claude"), w.home).CombinedOutput(); err != nil {
-			return nil, fmt.Errorf("copy ECC's .claude: %v\n%s", err, out)
-		}
-		var f struct {
-			Hooks map[string]any `json:"hooks"`
-		}
-		if err := readJSON(filepath.Join(w.home, ".claude", "hooks", "hooks.json"), &f); err != nil {
-			return nil, err
-		}
-		return map[string]map[string]any{"user": {"hooks": f.Hooks}}, nil
-	}},
 	{id: "block-no-verify", prepare: func(w *corpusWorld) (map[string]map[string]any, error) {
 		// block-no-verify: a dev dependency of the project; the README's
 		// `pnpm exec block-no-verify` resolves to node_modules/.bin (pnpm is not installed here).
@@ -254,5 +236,23 @@ var corpusSetups = []corpusSetup{
 			"UserPromptSubmit": []any{cmdHook("", "node $(npm root -g)/@coo-quack/sensitive-canary/dist/user-prompt-submit-hook.js")},
 			"PreToolUse":       []any{cmdHook("Read|NotebookRead|Bash|Grep|mcp__.*", "node $(npm root -g)/@coo-quack/sensitive-canary/dist/pre-tool-use-hook.js")},
 		}}}, nil
+	}},
+	{id: "ecc", prepare: func(w *corpusWorld) (map[string]map[string]any, error) {
+		// ECC (everything-claude-code, npm ecc-universal): its installer's ~/.claude (made by
+		// fetch.sh), and the resolved hooks it wrote to ~/.claude/hooks/hooks.json in the
+		// user's settings.json.
+		if _, err := w.pkg("ecc-universal"); err != nil {
+			return nil, err
+		}
+		if out, err := exec.Command("cp", "-a", filepath.Join(w.cache, "homes", "ecc", ".claude"), w.home).CombinedOutput(); err != nil {
+			return nil, fmt.Errorf("copy ECC's .claude: %v\n%s", err, out)
+		}
+		var f struct {
+			Hooks map[string]any `json:"hooks"`
+		}
+		if err := readJSON(filepath.Join(w.home, ".claude", "hooks", "hooks.json"), &f); err != nil {
+			return nil, err
+		}
+		return map[string]map[string]any{"user": {"hooks": f.Hooks}}, nil
 	}},
 }
