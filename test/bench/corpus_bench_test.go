@@ -44,8 +44,8 @@ func BenchmarkCorpus(b *testing.B) {
 	if claude == "" || corpus == "" {
 		b.Skip("SKIPPING the real-world corpus: HOOKD_CLAUDE_BIN and HOOKD_CORPUS_DIR must be set (`make bench-corpus` sets both)")
 	}
-	pairs := 5
-	if v, err := strconv.Atoi(os.Getenv("HOOKD_CORPUS_PAIRS")); err == nil && v > 0 {
+	pairs := 5 // 0: only say how hookd would run each hook (no sessions)
+	if v, err := strconv.Atoi(os.Getenv("HOOKD_CORPUS_PAIRS")); err == nil && v >= 0 {
 		pairs = v
 	}
 	delays := []time.Duration{0, 500 * time.Millisecond, 2 * time.Second}
@@ -80,6 +80,10 @@ func BenchmarkCorpus(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
+	classes := classifyCorpusHooks(corpus, setups)
+	if pairs == 0 {
+		delays = nil
+	}
 	hookd, hookc := Bins(b)
 	load0 := loadAvg3()
 	start := time.Now()
@@ -108,13 +112,13 @@ func BenchmarkCorpus(b *testing.B) {
 				}
 				rows = append(rows, row)
 				if p := os.Getenv("HOOKD_CORPUS_PARTIAL"); p != "" { // a long run's figures so far
-					_ = os.WriteFile(p, []byte(renderCorpus(rows, manifest, pairs, load0, loadAvg3(), time.Since(start))), 0o644)
+					_ = os.WriteFile(p, []byte(renderCorpus(rows, classes, manifest, pairs, load0, loadAvg3(), time.Since(start))), 0o644)
 				}
 			}
 		}
 	}
 	b.ReportMetric(0, "ns/op")
-	Section(b, "corpus", renderCorpus(rows, manifest, pairs, load0, loadAvg3(), time.Since(start)))
+	Section(b, "corpus", renderCorpus(rows, classes, manifest, pairs, load0, loadAvg3(), time.Since(start)))
 }
 
 // corpusRun is one session's measurements.
@@ -602,7 +606,7 @@ func medianF(v []float64) float64 {
 	return c[(len(c)-1)/2]
 }
 
-func renderCorpus(rows []corpusRow, manifest map[string]corpusManifestRow, pairs int, load0, load1 string, took time.Duration) string {
+func renderCorpus(rows []corpusRow, classes map[string][]string, manifest map[string]corpusManifestRow, pairs int, load0, load1 string, took time.Duration) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "\nProduced by `make bench-corpus` (`HOOKD_CORPUS_PAIRS=%d`; `HOOKD_BENCH_MD=BENCHMARKS.md` writes it here) on %s/%s, %d CPUs, Claude Code 2.1.330. "+
 		"Load average (1, 5, 15 min) at the start: %s; at the end: %s; the run took %s. The machine is shared with other engineers' builds and tests: figures are noisy, compare the two columns of one row (paired, order alternating).\n\n",
@@ -641,6 +645,10 @@ func renderCorpus(rows []corpusRow, manifest map[string]corpusManifestRow, pairs
 		for _, m := range r.mismatches {
 			fmt.Fprintf(&b, "  - results differ, %s\n", strings.ReplaceAll(m, "\n", "\n    "))
 		}
+	}
+	b.WriteString("\n**How hookd runs each setup's hooks, and why** (the default configuration; from `zygote.FromCommand` and `runner.AnalyzeCommand` on the commands as installed — the counters above are what happened):\n\n")
+	for _, id := range mapKeys(classes) {
+		fmt.Fprintf(&b, "- **%s**: %s\n", id, strings.Join(classes[id], "; "))
 	}
 	b.WriteString("\n**The corpus** (test/bench/corpus/manifest.tsv; fetched by test/bench/corpus/fetch.sh, pinned by version and tarball SHA-256, not part of this repository):\n\n| setup | npm package | version | licence | source | languages |\n|---|---|---|---|---|---|\n")
 	ids := mapKeys(manifest)

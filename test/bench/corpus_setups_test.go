@@ -9,6 +9,9 @@ import (
 	"regexp"
 	"strings"
 	"time"
+
+	"github.com/hookd/hookd/daemon/runner"
+	"github.com/hookd/hookd/daemon/runner/zygote"
 )
 
 // corpusSetup is one real-world hook setup of the corpus (test/bench/corpus/manifest.tsv):
@@ -255,4 +258,73 @@ var corpusSetups = []corpusSetup{
 		}
 		return map[string]map[string]any{"user": {"hooks": f.Hooks}}, nil
 	}},
+}
+
+// classifyCorpusHooks says, for every command hook of every setup, which way hookd runs
+// it and why: forked from the Python zygote (zygote.FromCommand models the command),
+// from a prewarmed process (runner.AnalyzeCommand finds it safe to start before its
+// event; a key's first event still runs cold), or cold. It prepares each setup's files
+// in a scratch world but runs nothing; the session counters are the measurement, this is
+// the explanation.
+func classifyCorpusHooks(corpus string, setups []corpusSetup) map[string][]string {
+	out := map[string][]string{}
+	for _, s := range setups {
+		root, err := os.MkdirTemp("", "hkclass-")
+		if err != nil {
+			continue
+		}
+		w := &corpusWorld{root: root, home: filepath.Join(root, "home"), proj: filepath.Join(root, "home", "proj"), prefix: filepath.Join(root, "npm-global"), cache: corpus}
+		var scopes map[string]map[string]any
+		if err = makeCorpusProject(w); err == nil {
+			scopes, err = s.prepare(w)
+		}
+		if err != nil {
+			out[s.id] = []string{"(could not prepare: " + err.Error() + ")"}
+			os.RemoveAll(root)
+			continue
+		}
+		env := []string{"HOME=" + w.home, "PATH=" + filepath.Join(w.prefix, "bin") + ":" + os.Getenv("PATH"), "CLAUDE_PROJECT_DIR=" + w.proj, "NPM_CONFIG_PREFIX=" + w.prefix}
+		count := map[string]int{}
+		var order []string
+		for _, scope := range mapKeys(scopes) {
+			hooks, _ := scopes[scope]["hooks"].(map[string]any)
+			for _, ev := range mapKeys(hooks) {
+				groups, _ := hooks[ev].([]any)
+				for _, g := range groups {
+					gm, _ := g.(map[string]any)
+					hs, _ := gm["hooks"].([]any)
+					for _, h := range hs {
+						hm, _ := h.(map[string]any)
+						c, _ := hm["command"].(string)
+						if c == "" {
+							continue
+						}
+						how := ""
+						if _, err := zygote.FromCommand(c, nil, env, w.proj); err == nil {
+							how = "forked (zygote)"
+						} else if safe, reason, _ := runner.AnalyzeCommand(runner.ProcSpec{Command: c, Dir: w.proj, Env: env, Prewarm: runner.PrewarmAuto}); safe {
+							how = "prewarmed (" + reason + "; the first event of each hook cold)"
+						} else {
+							if reason == "node" || reason == "python" || reason == "ruby" {
+								reason = "a " + reason + " script that does not visibly read stdin (or is over 1 MiB), so it is not started early"
+							}
+							how = "cold: " + reason + "; zygote: " + strings.TrimPrefix(err.Error(), "zygote: ")
+						}
+						if async, _ := hm["async"].(bool); async {
+							how += " [async]"
+						}
+						if count[how] == 0 {
+							order = append(order, how)
+						}
+						count[how]++
+					}
+				}
+			}
+		}
+		for _, how := range order {
+			out[s.id] = append(out[s.id], fmt.Sprintf("%d × %s", count[how], how))
+		}
+		os.RemoveAll(root)
+	}
+	return out
 }
