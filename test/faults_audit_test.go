@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/hookd/hookd/daemon/audit"
+	"github.com/hookd/hookd/test/testutil"
 )
 
 // Issue 13, defect 5: `audit verify` must fail when the newest records are cut, the head
@@ -70,7 +71,7 @@ func TestFaultAuditAfterSIGKILL(t *testing.T) {
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			dst := filepath.Join(t.TempDir(), "audit")
-			copyTree(t, src, dst)
+			testutil.CopyFiles(t, src, dst)
 			c.tamper(t, filepath.Join(dst, audit.DefaultFile))
 			r := verify(dst)
 			if r.Code == 0 && c.want != "" {
@@ -92,7 +93,7 @@ func TestFaultAuditAfterSIGKILL(t *testing.T) {
 	// A daemon started on a log whose head was deleted (and tail cut) says so in a
 	// repair record; verify keeps failing after it wrote a new head.
 	dst := filepath.Join(e.Root, "restarted-audit")
-	copyTree(t, src, dst)
+	testutil.CopyFiles(t, src, dst)
 	cur := filepath.Join(dst, audit.DefaultFile)
 	os.Remove(audit.HeadPath(cur))
 	e2 := NewEnv(t)
@@ -105,28 +106,5 @@ func TestFaultAuditAfterSIGKILL(t *testing.T) {
 	r := verify(dst)
 	if r.Code == 0 || !strings.Contains(r.Stdout, "head_missing") && !strings.Contains(r.Stdout, "head file is missing") {
 		t.Fatalf("a daemon that recreated a deleted head must not make the log verify:\n%s", r.Stdout)
-	}
-}
-
-func copyTree(t *testing.T, src, dst string) {
-	t.Helper()
-	if err := os.MkdirAll(dst, 0o700); err != nil {
-		t.Fatal(err)
-	}
-	ents, err := os.ReadDir(src)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, en := range ents {
-		if !en.Type().IsRegular() {
-			continue
-		}
-		data, err := os.ReadFile(filepath.Join(src, en.Name()))
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(filepath.Join(dst, en.Name()), data, 0o600); err != nil {
-			t.Fatal(err)
-		}
 	}
 }

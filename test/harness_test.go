@@ -260,17 +260,7 @@ func (e *Env) Hookc(payload string, args ...string) Result {
 	cmd.Env = append(e.BaseEnv(), "CLAUDE_PROJECT_DIR="+e.Project)
 	cmd.Dir = e.Project
 	cmd.Stdin = strings.NewReader(payload)
-	var out, errb bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &out, &errb
-	start := time.Now()
-	err := cmd.Run()
-	r := Result{Stdout: out.String(), Stderr: errb.String(), Took: time.Since(start)}
-	if ee, ok := err.(*exec.ExitError); ok {
-		r.Code = ee.ExitCode()
-	} else if err != nil {
-		e.t.Fatalf("running hookc: %v", err)
-	}
-	return r
+	return run(e.t, cmd)
 }
 
 // Hookd runs a hookd subcommand against the scratch world.
@@ -280,14 +270,22 @@ func (e *Env) Hookd(stdin string, args ...string) Result {
 	cmd.Env = append(e.BaseEnv(), "CLAUDE_PROJECT_DIR="+e.Project)
 	cmd.Dir = e.Project
 	cmd.Stdin = strings.NewReader(stdin)
+	return run(e.t, cmd)
+}
+
+// run runs cmd with its output captured and timed; an exit code is part of the Result,
+// only a failure to run fails the test.
+func run(t testing.TB, cmd *exec.Cmd) Result {
+	t.Helper()
 	var out, errb bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &errb
+	start := time.Now()
 	err := cmd.Run()
-	r := Result{Stdout: out.String(), Stderr: errb.String()}
+	r := Result{Stdout: out.String(), Stderr: errb.String(), Took: time.Since(start)}
 	if ee, ok := err.(*exec.ExitError); ok {
 		r.Code = ee.ExitCode()
 	} else if err != nil {
-		e.t.Fatalf("running hookd: %v", err)
+		t.Fatalf("running %s: %v", filepath.Base(cmd.Path), err)
 	}
 	return r
 }

@@ -41,20 +41,12 @@ from their own files. The drop-in is a plain file an MDM can deliver. See docs/f
 			Flags: append(scopeFlags(),
 				&cli.StringFlag{Name: "hookc", Usage: "forwarder `PATH` written into the hook (default: the hookc next to this hookd)"},
 			),
-			Action: func(c *cli.Context) error {
-				o, err := installOptions(c)
-				if err != nil {
-					return err
+			Action: planned(func(c *cli.Context) (o install.Options, err error) {
+				if o, err = installOptions(c); err == nil {
+					o.Forwarder, err = forwarderFlag(c)
 				}
-				if o.Forwarder, err = forwarderFlag(c); err != nil {
-					return err
-				}
-				p, err := install.PlanInstall(o)
-				if err != nil {
-					return err
-				}
-				return report(c, p)
-			},
+				return o, err
+			}, install.PlanInstall),
 		}}, harnessInstallCommands(false)...),
 	}
 }
@@ -73,18 +65,8 @@ file first, then hookd's. Both files are backed up first (into hookd's state dir
 settings file or .claude/ directory the install created is removed again.
 
 --scope managed removes hookd's drop-in (only if it still holds nothing but forwarders).`,
-			Flags: scopeFlags(),
-			Action: func(c *cli.Context) error {
-				o, err := installOptions(c)
-				if err != nil {
-					return err
-				}
-				p, err := install.PlanUninstall(o)
-				if err != nil {
-					return err
-				}
-				return report(c, p)
-			},
+			Flags:  scopeFlags(),
+			Action: planned(installOptions, install.PlanUninstall),
 		}}, harnessInstallCommands(true)...),
 	}
 }
@@ -139,6 +121,22 @@ func backupDir(c *cli.Context) string {
 }
 
 // report prints the plan (and its diff with --dry-run) and applies it unless dry.
+// planned is the Action of every install and uninstall command: the options from the
+// flags, the plan, then its report (or, with --dry-run, its diff).
+func planned[O any](options func(*cli.Context) (O, error), plan func(O) (*install.Plan, error)) cli.ActionFunc {
+	return func(c *cli.Context) error {
+		o, err := options(c)
+		if err != nil {
+			return err
+		}
+		p, err := plan(o)
+		if err != nil {
+			return err
+		}
+		return report(c, p)
+	}
+}
+
 func report(c *cli.Context, p *install.Plan) error {
 	w := c.App.Writer
 	dry := c.Bool("dry-run")

@@ -29,17 +29,8 @@ func harnessInstallCommands(uninstall bool) []*cli.Command {
 		cmd := &cli.Command{Name: name, Flags: flags}
 		if uninstall {
 			cmd.Usage = fmt.Sprintf("remove the forwarders from %s's %s and give it back the hooks hookd ran", name, file)
-			cmd.Action = func(c *cli.Context) error {
-				o, err := harnessOptions(c, name, dir, file)
-				if err != nil {
-					return err
-				}
-				p, err := install.PlanUninstallHarness(o)
-				if err != nil {
-					return err
-				}
-				return report(c, p)
-			}
+			cmd.Action = planned(func(c *cli.Context) (install.HarnessOptions, error) { return harnessOptions(c, name, dir, file) },
+				install.PlanUninstallHarness)
 		} else {
 			cmd.Usage = fmt.Sprintf("forward %s's hook events to hookd; its own command hooks move into hookd.json beside %s", name, file)
 			cmd.Description = fmt.Sprintf(`Writes one forwarding hook per event hookd answers for %[1]s ("hookc --harness %[1]s") into
@@ -48,20 +39,12 @@ beside it (which %[1]s does not read): hookd runs them on %[1]s's payload beside
 permission rules of the Claude Code settings hierarchy. Idempotent; the file is backed up first.
 See docs/harnesses/%[1]s.md.`, name, file)
 			cmd.Flags = append(cmd.Flags, &cli.StringFlag{Name: "hookc", Usage: "forwarder `PATH` written into the hook (default: the hookc next to this hookd)"})
-			cmd.Action = func(c *cli.Context) error {
-				o, err := harnessOptions(c, name, dir, file)
-				if err != nil {
-					return err
+			cmd.Action = planned(func(c *cli.Context) (o install.HarnessOptions, err error) {
+				if o, err = harnessOptions(c, name, dir, file); err == nil {
+					o.Forwarder, err = forwarderFlag(c)
 				}
-				if o.Forwarder, err = forwarderFlag(c); err != nil {
-					return err
-				}
-				p, err := install.PlanInstallHarness(o)
-				if err != nil {
-					return err
-				}
-				return report(c, p)
-			}
+				return o, err
+			}, install.PlanInstallHarness)
 		}
 		out = append(out, cmd)
 	}

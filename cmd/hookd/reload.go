@@ -1,8 +1,6 @@
 package main
 
 import (
-	"bytes"
-	"encoding/json"
 	"fmt"
 	"io"
 
@@ -17,26 +15,8 @@ func reloadCommand() *cli.Command {
 		Usage: "make the running daemon re-read every settings file now",
 		Flags: []cli.Flag{&cli.BoolFlag{Name: "json", Usage: "print the summary as JSON (protocol.ReloadSummary)"}},
 		Action: func(c *cli.Context) error {
-			data, err := call(c, protocol.OpReload)
-			if err != nil {
-				return err
-			}
 			var sum protocol.ReloadSummary
-			if err := json.Unmarshal(data, &sum); err != nil {
-				return fmt.Errorf("decoding reload summary: %w", err)
-			}
-			if c.Bool("json") {
-				// As received, like `hookd status --json`: fields a newer daemon added
-				// are kept.
-				var b bytes.Buffer
-				if err := json.Indent(&b, data, "", "  "); err != nil {
-					return err
-				}
-				fmt.Fprintln(c.App.Writer, b.String())
-				return nil
-			}
-			printReload(c.App.Writer, &sum)
-			return nil
+			return answer(c, protocol.OpReload, "reload summary", &sum, func(w io.Writer) { printReload(w, &sum) })
 		},
 	}
 }

@@ -22,28 +22,33 @@ func statusCommand() *cli.Command {
 		Usage: "show the running daemon's sources, revisions, errors and counters",
 		Flags: []cli.Flag{&cli.BoolFlag{Name: "json", Usage: "print the status as JSON (protocol.Status)"}},
 		Action: func(c *cli.Context) error {
-			data, err := call(c, protocol.OpStatus)
-			if err != nil {
-				return err
-			}
 			var st protocol.Status
-			if err := json.Unmarshal(data, &st); err != nil {
-				return fmt.Errorf("decoding status: %w", err)
-			}
-			if c.Bool("json") {
-				// As received (it decodes as protocol.Status): fields a newer daemon added
-				// are kept.
-				var b bytes.Buffer
-				if err := json.Indent(&b, data, "", "  "); err != nil {
-					return err
-				}
-				fmt.Fprintln(c.App.Writer, b.String())
-				return nil
-			}
-			printStatus(c.App.Writer, &st)
-			return nil
+			return answer(c, protocol.OpStatus, "status", &st, func(w io.Writer) { printStatus(w, &st) })
 		},
 	}
+}
+
+// answer asks the daemon for op and decodes the answer into v (so a malformed answer is
+// an error in either form). With --json it prints the answer as received, indented —
+// fields a newer daemon added are kept; otherwise print renders v.
+func answer(c *cli.Context, op, what string, v any, print func(io.Writer)) error {
+	data, err := call(c, op)
+	if err != nil {
+		return err
+	}
+	if err := json.Unmarshal(data, v); err != nil {
+		return fmt.Errorf("decoding %s: %w", what, err)
+	}
+	if c.Bool("json") {
+		var b bytes.Buffer
+		if err := json.Indent(&b, data, "", "  "); err != nil {
+			return err
+		}
+		fmt.Fprintln(c.App.Writer, b.String())
+		return nil
+	}
+	print(c.App.Writer)
+	return nil
 }
 
 // table writes one section of `hookd status`: a title, a header row and rows, aligned.

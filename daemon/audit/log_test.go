@@ -12,6 +12,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/hookd/hookd/test/testutil"
 )
 
 func openLog(t *testing.T, o Options) *Log {
@@ -246,7 +248,9 @@ func TestVerifyDetects(t *testing.T) {
 		if killed {
 			// What a SIGKILL leaves: the files as they are after the last Append
 			// returned, no Close. A copy, so the open Log cannot touch them again.
-			path = copyDir(t, filepath.Dir(path), filepath.Join(t.TempDir(), "killed"), filepath.Base(path))
+			killedDir := filepath.Join(t.TempDir(), "killed")
+			testutil.CopyFiles(t, filepath.Dir(path), killedDir)
+			path = filepath.Join(killedDir, filepath.Base(path))
 		} else {
 			l.Close()
 		}
@@ -499,31 +503,6 @@ func TestOpenRejectsBadOptions(t *testing.T) {
 			t.Errorf("Open(%+v) = %v, %v", o, l, err)
 		}
 	}
-}
-
-// copyDir copies the regular files of src into dst and returns dst/name.
-func copyDir(t *testing.T, src, dst, name string) string {
-	t.Helper()
-	if err := os.MkdirAll(dst, 0o700); err != nil {
-		t.Fatal(err)
-	}
-	ents, err := os.ReadDir(src)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, e := range ents {
-		if !e.Type().IsRegular() {
-			continue
-		}
-		data, err := os.ReadFile(filepath.Join(src, e.Name()))
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(filepath.Join(dst, e.Name()), data, 0o600); err != nil {
-			t.Fatal(err)
-		}
-	}
-	return filepath.Join(dst, name)
 }
 
 // TestHeadMissingRepair: a writer that opens a log whose head was deleted says so in a
