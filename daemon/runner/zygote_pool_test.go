@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -77,4 +78,63 @@ func TestPoolZygoteTimeoutKillsGroup(t *testing.T) {
 	}
 	pid, _ := strconv.Atoi(string(b))
 	poll(t, 10*time.Second, "grandchild gone", func() bool { return testutil.ProcessGone(pid) })
+}
+
+// TestPoolUvRunIsNative: a `uv run` hook runs exactly as it would without hookd — with
+// no uv installed it fails as the shell makes it fail (and is never forked from a Python
+// zygote, though it names a Python script), and with a uv on PATH that uv is what runs.
+func TestPoolUvRunIsNative(t *testing.T) {
+	dir := t.TempDir()
+	if _, err := lookPath("python3", testEnv(dir)); err != nil {
+		t.Skip("SKIP (loud): python3 not installed")
+	}
+	os.WriteFile(filepath.Join(dir, "hook.py"), []byte("import sys\nprint('python ran')\nsys.exit(3)\n"), 0o644)
+	p := newTestPool(t, PoolOptions{})
+	env := testEnv(dir)
+	if _, err := lookPath("uv", env); err == nil {
+		t.Log("uv is installed: the no-uv half of this test is exercised with a PATH without it")
+	}
+	noUV := []string{"PATH=/nonexistent", "HOME=" + dir, "LANG=C.UTF-8"}
+	bin := filepath.Join(dir, "bin")
+	os.Mkdir(bin, 0o755)
+	// A stand-in uv: records that it ran and how, then runs the script itself.
+	os.WriteFile(filepath.Join(bin, "uv"), []byte("#!/bin/sh\necho \"uv $*\" >&2\nshift\n[ \"$1\" = --script ] && shift\nexec python3 \"$@\"\n"), 0o755)
+	fakeUV := []string{"PATH=" + bin + ":" + pathOf(env), "HOME=" + dir, "HOOK_VAR=x y"}
+	for _, c := range []struct {
+		name string
+		env  []string
+	}{{"no uv", noUV}, {"uv on PATH", fakeUV}} {
+		for _, cmd := range []string{"uv run hook.py a", "uv run --script hook.py a"} {
+			spec := ProcSpec{Command: cmd, Dir: dir, Env: c.env, Timeout: 20 * time.Second}
+			for range 3 {
+				cold := ExecRunner{}.Run(context.Background(), spec)
+				got := p.Run(context.Background(), spec)
+				if got.ExitCode != cold.ExitCode || !bytes.Equal(got.Stdout, cold.Stdout) || !bytes.Equal(got.Stderr, cold.Stderr) {
+					t.Fatalf("%s, %q: pool (%d %q %q), cold (%d %q %q)", c.name, cmd, got.ExitCode, got.Stdout, got.Stderr, cold.ExitCode, cold.Stdout, cold.Stderr)
+				}
+				want := 127
+				if c.name == "uv on PATH" {
+					want = 3
+					if !bytes.Contains(got.Stderr, []byte("uv run")) {
+						t.Fatalf("%q: the stand-in uv did not run: %q", cmd, got.Stderr)
+					}
+				}
+				if got.ExitCode != want {
+					t.Fatalf("%s, %q: exit %d, want %d (%q)", c.name, cmd, got.ExitCode, want, got.Stderr)
+				}
+			}
+		}
+	}
+	if n := zygoteStat(p, "forked"); n != 0 {
+		t.Errorf("%d uv run events were forked from a zygote", n)
+	}
+}
+
+func pathOf(env []string) string {
+	for _, kv := range env {
+		if v, ok := strings.CutPrefix(kv, "PATH="); ok {
+			return v
+		}
+	}
+	return ""
 }
