@@ -2,10 +2,12 @@ package zygote
 
 import (
 	"bufio"
+	"bytes"
 	"errors"
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"syscall"
@@ -24,12 +26,12 @@ import (
 //     environment, quoted or not; leading `VAR=value` assignments; a leading `exec`;
 //   - a script file started directly whose #! line names a Python interpreter, directly
 //     (`#!/usr/bin/python3 -u`) or through `#!/usr/bin/env python3`;
-//   - the exec form (command + args, no shell) with the same rules.
+//   - the exec form (command + args, no shell) with the same rules;
+//   - a bash or sh wrapper script whose only command is one of these (wrapperSpec).
 //
 // Everything else is an error wrapping ErrFallback and runs as it always did: pipes,
-// lists, redirections, command substitution, globs, `uv run` (uv resolves and may create
-// an environment per script; hookd does not model that), shell wrapper scripts (`bash
-// x.sh`: a shell sits between hookd and Python and changes the environment).
+// lists, redirections, command substitution, globs, `uv run` (uvRun), wrapper scripts that
+// do anything else.
 //
 // The shell form runs under /bin/sh; FromCommand models dash (Debian's and Ubuntu's
 // /bin/sh), which exports PWD (kept from the environment when it names the working
@@ -52,10 +54,31 @@ func FromCommand(command string, args []string, env []string, dir string) (Spec,
 	if len(f.Stmts) != 1 {
 		return Spec{}, fallback("not a single command")
 	}
-	st := f.Stmts[0]
+	fields, assigns, err := commandOf(f.Stmts[0], expand.ListEnviron(withoutIFS(env)...), false)
+	if err != nil {
+		return Spec{}, err
+	}
+	childEnv := slices.Clone(env)
+	for _, a := range assigns {
+		childEnv = setEnv(childEnv, a[0], a[1])
+	}
+	if len(fields) > 0 && fields[0] == "exec" && len(assigns) == 0 {
+		fields = fields[1:]
+	}
+	if len(fields) == 0 {
+		return Spec{}, fallback("no command")
+	}
+	childEnv = dashPWD(childEnv, dir)
+	return fromArgv(fields[0], fields[1:], env, dir, childEnv)
+}
+
+// commandOf checks that st is one simple command of the modelled forms (FromCommand) and
+// expands it with env: its fields and its leading assignments (name, value). With
+// positional, $0, $1…$9 and $@ are allowed (a wrapper script's own arguments, from env).
+func commandOf(st *syntax.Stmt, env expand.Environ, positional bool) ([]string, [][2]string, error) {
 	call, ok := st.Cmd.(*syntax.CallExpr)
 	if !ok || st.Negated || st.Background || st.Coprocess || len(st.Redirs) > 0 || len(call.Args) == 0 {
-		return Spec{}, fallback("not a single simple command")
+		return nil, nil, fallback("not a single simple command")
 	}
 	var bad error
 	syntax.Walk(st, func(n syntax.Node) bool {
@@ -74,7 +97,7 @@ func FromCommand(command string, args []string, env []string, dir string) (Spec,
 		case *syntax.ParamExp:
 			if n.Excl || n.Length || n.Width || n.Index != nil || n.Slice != nil || n.Repl != nil || n.Names != 0 || n.Exp != nil {
 				bad = fallback("parameter expansion form not modelled")
-			} else if n.Param != nil && !isName(n.Param.Value) {
+			} else if n.Param != nil && !isName(n.Param.Value) && !(positional && (n.Param.Value == "@" || len(n.Param.Value) == 1 && n.Param.Value[0] >= '0' && n.Param.Value[0] <= '9')) {
 				bad = fallback("special parameter $%s", n.Param.Value)
 			}
 		default:
@@ -83,48 +106,48 @@ func FromCommand(command string, args []string, env []string, dir string) (Spec,
 		return true
 	})
 	if bad != nil {
-		return Spec{}, bad
+		return nil, nil, bad
 	}
 	// Unquoted glob characters make the shell read the directory.
 	for _, w := range call.Args {
 		for _, p := range w.Parts {
 			if l, ok := p.(*syntax.Lit); ok && strings.ContainsAny(l.Value, "*?[") {
-				return Spec{}, fallback("glob in command")
+				return nil, nil, fallback("glob in command")
 			}
 		}
 	}
-	cfg := &expand.Config{Env: expand.ListEnviron(withoutIFS(env)...), NoUnset: false}
-	childEnv := slices.Clone(env)
+	cfg := &expand.Config{Env: env, NoUnset: false}
+	var assigns [][2]string
 	for _, a := range call.Assigns {
 		v := ""
 		if a.Value != nil {
+			var err error
 			if v, err = expand.Literal(cfg, a.Value); err != nil {
-				return Spec{}, fallback("assignment: %v", err)
+				return nil, nil, fallback("assignment: %v", err)
 			}
 		}
-		childEnv = setEnv(childEnv, a.Name.Value, v)
+		assigns = append(assigns, [2]string{a.Name.Value, v})
 	}
 	fields, err := expand.Fields(cfg, call.Args...)
 	if err != nil {
-		return Spec{}, fallback("expansion: %v", err)
+		return nil, nil, fallback("expansion: %v", err)
 	}
 	for _, f := range fields {
 		if strings.ContainsAny(f, "*?[") {
-			return Spec{}, fallback("expanded word has glob characters")
+			return nil, nil, fallback("expanded word has glob characters")
 		}
 	}
-	if len(fields) > 0 && fields[0] == "exec" && len(call.Assigns) == 0 {
-		fields = fields[1:]
-	}
-	if len(fields) == 0 {
-		return Spec{}, fallback("no command")
-	}
-	childEnv = dashPWD(childEnv, dir)
-	return fromArgv(fields[0], fields[1:], env, dir, childEnv)
+	return fields, assigns, nil
 }
 
 // fromArgv resolves name (looked up on lookupEnv's PATH like execvp) run with args.
 func fromArgv(name string, args []string, lookupEnv []string, dir string, childEnv []string) (Spec, error) {
+	return fromArgvIn(name, args, lookupEnv, dir, childEnv, true)
+}
+
+// fromArgvIn is fromArgv; wrappers says whether a shell wrapper script may be read (not
+// inside one: one level only).
+func fromArgvIn(name string, args []string, lookupEnv []string, dir string, childEnv []string, wrappers bool) (Spec, error) {
 	if filepath.Base(name) == "uv" && len(args) > 0 && args[0] == "run" {
 		return Spec{}, uvRun(name, lookupEnv, dir)
 	}
@@ -134,6 +157,13 @@ func fromArgv(name string, args []string, lookupEnv []string, dir string, childE
 	}
 	if isPython(name) {
 		return pythonSpec(name, path, args, dir, childEnv)
+	}
+	if sh := shellKind(path); sh != "" {
+		// `bash x.sh ARGS`, `sh x.sh ARGS`: the shell reads the script file.
+		if !wrappers || len(args) == 0 || strings.HasPrefix(args[0], "-") || strings.HasPrefix(args[0], "+") {
+			return Spec{}, fallback("%s with options, -c or no script file is not modelled", sh)
+		}
+		return wrapperSpec(sh, args[0], args[1:], dir, childEnv)
 	}
 	// A script run directly: the kernel reads its #! line; argv[0] of the script is the
 	// path exec was given.
@@ -147,14 +177,23 @@ func fromArgv(name string, args []string, lookupEnv []string, dir string, childE
 	}
 	rest := append([]string{scriptArg}, args...)
 	if filepath.Base(interp) == "env" {
-		if arg == "" || strings.ContainsAny(arg, " \t") || strings.HasPrefix(arg, "-") || strings.Contains(arg, "=") || !isPython(arg) {
+		if arg == "" || strings.ContainsAny(arg, " \t") || strings.HasPrefix(arg, "-") || strings.Contains(arg, "=") {
 			return Spec{}, fallback("#! through env with %q not modelled", arg)
 		}
 		p, err := lookPath(arg, childEnv, dir)
 		if err != nil {
 			return Spec{}, fallback("%v", err)
 		}
+		if sh := shellKind(p); sh != "" && wrappers {
+			return wrapperSpec(sh, scriptArg, args, dir, childEnv)
+		}
+		if !isPython(arg) {
+			return Spec{}, fallback("#! through env with %q not modelled", arg)
+		}
 		return pythonSpec(arg, p, rest, dir, childEnv)
+	}
+	if sh := shellKind(interp); sh != "" && wrappers && arg == "" {
+		return wrapperSpec(sh, scriptArg, args, dir, childEnv)
 	}
 	if !isPython(interp) {
 		return Spec{}, fallback("not a Python launcher")
@@ -182,6 +221,139 @@ func pythonSpec(python, path string, args []string, dir string, env []string) (S
 	}
 	s := Spec{Python: python, Path: path, Options: opts, Script: args[0], Args: slices.Clone(args[1:]), Dir: dir, Env: env}
 	return s, Check(s)
+}
+
+// A shell wrapper script — `bash run.sh`, `sh run.sh`, or `./run.sh` with a #!/bin/bash,
+// #!/bin/sh or #!/usr/bin/env bash line — whose only command is `[exec] python3 …`
+// (words may use the script's arguments $0…$9 and "$@", and the environment) is forked
+// as that Python command, with the environment the shell would give it. Read with
+// mvdan.cc/sh's parser (bash or POSIX grammar), expanded with its expander. What the
+// shells do to the environment, as checked against bash 5.2 and dash 0.5 by the tests:
+//
+//   - both: PWD kept when it names the working directory, else set to the physical one;
+//   - bash: SHLVL incremented at start (unset or empty → 1), decremented again by
+//     `exec`; OLDPWD dropped unless it names a directory; without `exec`, `_` set to the
+//     command's path. bash run with BASH_ENV, exported functions (BASH_FUNC_*),
+//     SHELLOPTS, BASHOPTS or POSIXLY_CORRECT in the environment, or a SHLVL that is not a
+//     number from 0 to 997, is not modelled (it would run code, trace, warn or reset).
+//
+// Anything else in the script — a second command, `set -e`, `cd`, a redirection, `$(…)`
+// — and it runs as it always did.
+func wrapperSpec(shell, arg0 string, args []string, dir string, env []string) (Spec, error) {
+	file := arg0
+	if !filepath.IsAbs(file) {
+		file = filepath.Join(dir, file)
+	}
+	st, err := os.Stat(file)
+	if err != nil || !st.Mode().IsRegular() || st.Size() > 64<<10 {
+		return Spec{}, fallback("wrapper script %s: not a readable small file", arg0)
+	}
+	data, err := os.ReadFile(file)
+	if err != nil {
+		return Spec{}, fallback("wrapper script: %v", err)
+	}
+	lang := syntax.LangPOSIX
+	shellEnv := dashPWD(slices.Clone(env), dir)
+	level := 0
+	if shell == "bash" {
+		lang = syntax.LangBash
+		for _, kv := range env {
+			k, v, _ := strings.Cut(kv, "=")
+			switch {
+			case k == "BASH_ENV" && v != "", strings.HasPrefix(k, "BASH_FUNC_"), k == "SHELLOPTS", k == "BASHOPTS", k == "POSIXLY_CORRECT":
+				return Spec{}, fallback("bash with %s in the environment is not modelled", k)
+			}
+		}
+		if v, ok := lookup(env, "SHLVL"); ok && v != "" {
+			n, err := strconv.Atoi(v)
+			if err != nil || n < 0 || n > 997 || strconv.Itoa(n) != v {
+				return Spec{}, fallback("bash with SHLVL=%q is not modelled", v)
+			}
+			level = n
+		}
+		shellEnv = setEnv(shellEnv, "SHLVL", strconv.Itoa(level+1))
+		if v, ok := lookup(shellEnv, "OLDPWD"); ok {
+			if st, err := os.Stat(v); err != nil || !st.IsDir() {
+				shellEnv = unsetEnv(shellEnv, "OLDPWD")
+			}
+		}
+	}
+	f, err := syntax.NewParser(syntax.Variant(lang)).Parse(bytes.NewReader(data), arg0)
+	if err != nil {
+		return Spec{}, fallback("wrapper script does not parse: %v", err)
+	}
+	if len(f.Stmts) != 1 {
+		return Spec{}, fallback("wrapper script does more than run one command")
+	}
+	fields, assigns, err := commandOf(f.Stmts[0], positionalEnv{expand.ListEnviron(withoutIFS(shellEnv)...), arg0, args}, true)
+	if err != nil {
+		return Spec{}, err
+	}
+	execd := false
+	if len(fields) > 0 && fields[0] == "exec" && len(assigns) == 0 {
+		fields, execd = fields[1:], true
+	}
+	if len(fields) == 0 {
+		return Spec{}, fallback("no command")
+	}
+	childEnv := slices.Clone(shellEnv)
+	for _, a := range assigns {
+		childEnv = setEnv(childEnv, a[0], a[1])
+	}
+	if shell == "bash" {
+		if execd {
+			childEnv = setEnv(childEnv, "SHLVL", strconv.Itoa(level))
+		} else {
+			p, err := lookPath(fields[0], shellEnv, dir)
+			if err != nil {
+				return Spec{}, fallback("%v", err)
+			}
+			if strings.Contains(fields[0], "/") {
+				p = fields[0]
+			}
+			childEnv = setEnv(childEnv, "_", p)
+		}
+	}
+	return fromArgvIn(fields[0], fields[1:], shellEnv, dir, childEnv, false)
+}
+
+// shellKind is "bash" or "dash" when path is (a link to) one of those shells, else "".
+func shellKind(path string) string {
+	real, err := filepath.EvalSymlinks(path)
+	if err != nil {
+		return ""
+	}
+	switch filepath.Base(real) {
+	case "bash", "dash":
+		return filepath.Base(real)
+	}
+	return ""
+}
+
+// positionalEnv answers a wrapper script's $0, $1…$9 and $@ from its arguments.
+type positionalEnv struct {
+	expand.Environ
+	zero string
+	args []string
+}
+
+func (e positionalEnv) Get(name string) expand.Variable {
+	switch {
+	case name == "0":
+		return expand.Variable{Set: true, Kind: expand.String, Str: e.zero}
+	case name == "@" || name == "*":
+		return expand.Variable{Set: true, Kind: expand.Indexed, List: e.args}
+	case len(name) == 1 && name[0] >= '1' && name[0] <= '9':
+		if i := int(name[0] - '1'); i < len(e.args) {
+			return expand.Variable{Set: true, Kind: expand.String, Str: e.args[i]}
+		}
+		return expand.Variable{}
+	}
+	return e.Environ.Get(name)
+}
+
+func unsetEnv(env []string, name string) []string {
+	return slices.DeleteFunc(env, func(kv string) bool { return strings.HasPrefix(kv, name+"=") })
 }
 
 // uvRun is why `uv run [--script] FILE …` is not forked. Without uv the command fails
