@@ -110,7 +110,7 @@ func New(ctx context.Context, o Options) (*Daemon, error) {
 	}
 	d.engine = NewEngine(EngineOptions{
 		Logger: o.Logger.Named("engine"), Config: o.Config, Sources: o.Sources, StateDir: o.StateDir,
-		Runner: d.pool, Audit: aud,
+		Runner: d.pool, Audit: aud, SyncForwarders: o.Socket != "",
 	})
 	if o.Socket == "" {
 		return d, nil
@@ -123,7 +123,7 @@ func New(ctx context.Context, o Options) (*Daemon, error) {
 		d.Close()
 		return nil, err
 	}
-	d.engine.SyncForwarders() // forwarders follow hookd's files (docs/claude-code.md); serving only
+	d.engine.SyncForwarders() // forwarders follow hookd's files (docs/claude-code.md); serving only, after Listen
 	d.watcher = settings.StartWatcher(ctx, d.engine.Store(), settings.WatchOptions{Logger: o.Logger.Named("watcher"), Signals: o.Signals})
 	d.server.Reload = func(ctx context.Context) protocol.ReloadSummary { return d.watcher.Reload(ctx, "request") }
 	d.server.Status = d.Status

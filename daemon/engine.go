@@ -81,6 +81,10 @@ type EngineOptions struct {
 	// StateDir holds per-session files hookd creates (CLAUDE_ENV_FILE when the caller
 	// did not provide one).
 	StateDir string
+	// SyncForwarders: after every reload, rewrite the forwarders `hookd install` put
+	// into Claude Code's settings files when hookd's own files beside them changed
+	// (forwarders.go). A serving daemon sets it; `hookd run` writes nothing.
+	SyncForwarders bool
 }
 
 // Engine answers events: match, run, interpret, merge, resolve against permission rules,
@@ -130,14 +134,19 @@ func NewEngine(o EngineOptions) *Engine {
 		log: o.Logger, cfg: o.Config, runner: o.Runner, audit: o.Audit,
 		state: o.StateDir, home: o.Sources.Home, start: time.Now(),
 	}
-	e.store = settings.NewStore(o.Logger.Named("settings"), o.Sources)
-	e.store.SetVeto(e.vetoConfigChange)
-	e.store.SetProjectLimits(o.Config.Limits.MaxLiveProjects, time.Duration(o.Config.Limits.ProjectIdleTimeoutMS)*time.Millisecond)
-	e.store.OnEvict(func(projects []string) {
-		for _, p := range projects {
-			e.sessions.Delete(p)
-		}
-	})
+	so := settings.StoreOptions{
+		Logger: o.Logger.Named("settings"), Sources: o.Sources, Veto: e.vetoConfigChange,
+		MaxProjects: o.Config.Limits.MaxLiveProjects, IdleTimeout: time.Duration(o.Config.Limits.ProjectIdleTimeoutMS) * time.Millisecond,
+		OnEvict: func(projects []string) {
+			for _, p := range projects {
+				e.sessions.Delete(p)
+			}
+		},
+	}
+	if o.SyncForwarders {
+		so.OnReload = e.forwardersFollow
+	}
+	e.store = settings.NewStore(so)
 	return e
 }
 

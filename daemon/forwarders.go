@@ -11,22 +11,26 @@ import (
 	"github.com/hookd/hookd/protocol"
 )
 
-// SyncForwarders keeps the forwarders `hookd install claude-code` put into Claude Code's
-// settings files in step with the hooks in hookd's own files (issue 14, item 3): the
-// installer forwards only events that have hooks behind them, so when a hookd-owned file
-// (hookd.json, hookd.local.json) changes — a hook added, one removed — the running daemon
-// recomputes that scope's forwarders (install.PlanResync) and rewrites only the forwarders
-// in the Claude Code file beside it. No other key or hook of that file changes, and
-// Claude Code, which reloads hooks when its settings files change, picks the new
-// forwarders up mid-session. Only a serving daemon (New with a socket) calls it; `hookd run` writes nothing.
+// Forwarders follow hookd's files. `hookd install claude-code` forwards only events that
+// have hooks behind them (issue 14, item 3), so when a hookd-owned file (hookd.json,
+// hookd.local.json) changes — a hook added, one removed — the running daemon recomputes
+// that scope's forwarders (install.PlanResync) and rewrites only the forwarders in the
+// Claude Code file beside it. No other key or hook of that file changes, and Claude Code,
+// which reloads hooks when its settings files change, picks the new forwarders up
+// mid-session. Only a serving daemon does this (EngineOptions.SyncForwarders, set by New
+// with a socket); `hookd run` writes nothing.
+
+// forwardersFollow is the store's OnReload with EngineOptions.SyncForwarders.
+func (e *Engine) forwardersFollow(sum protocol.ReloadSummary) {
+	for _, p := range sum.Changed {
+		e.resyncForwarders(p)
+	}
+}
+
+// SyncForwarders checks the user scope's forwarders once: hookd's files may have changed
+// while no daemon ran. A project's are checked on its next change, or by running
+// `hookd install` there again. New calls it once the socket is its own.
 func (e *Engine) SyncForwarders() {
-	e.store.OnReload(func(sum protocol.ReloadSummary) {
-		for _, p := range sum.Changed {
-			e.resyncForwarders(p)
-		}
-	})
-	// hookd's files may have changed while no daemon ran: the user scope's is checked now;
-	// a project's on its next change, or by running `hookd install` there again.
 	e.resyncForwarders(filepath.Join(e.store.Base().UserDir, configs.HookdFile))
 }
 

@@ -9,8 +9,9 @@
 // ConfigChange hooks there) before they apply.
 //
 // settings does not run hooks and does not know about the engine or the socket
-// server. The store does not know the watcher either: the watcher registers its status
-// function with SetWatcherStatus.
+// server. The store does not know the watcher either: a Store is built from
+// StoreOptions alone, and StartWatcher attaches the watcher to it afterwards (the
+// callbacks it needs and its status function).
 //
 // "spec §N" means §N of docs/spec/claude-code-hooks-spec.md (docs/spec/README.md).
 package settings

@@ -60,11 +60,12 @@ func knows(s *Store, path string) bool {
 }
 
 func TestStoreEvictsLeastRecentlyUsedAndReloadsFromDisk(t *testing.T) {
-	w := newWorld(t)
-	w.write("user", hooksFile("u"))
-	w.store.SetProjectLimits(8, 0)
 	var evicted []string
-	w.store.OnEvict(func(ps []string) { evicted = append(evicted, ps...) })
+	w := newWorld(t, func(o *StoreOptions) {
+		o.MaxProjects = 8
+		o.OnEvict = func(ps []string) { evicted = append(evicted, ps...) }
+	})
+	w.write("user", hooksFile("u"))
 	ps := w.projects(40)
 	for i, p := range ps {
 		if got := commandsOf(w.store, p); !slices.Equal(got, []string{"u", fmt.Sprintf("p%d-v1", i)}) {
@@ -115,8 +116,7 @@ func TestStoreEvictsLeastRecentlyUsedAndReloadsFromDisk(t *testing.T) {
 }
 
 func TestStoreSweepEvictsIdleProjectsButNotConfigChangeGuards(t *testing.T) {
-	w := newWorld(t)
-	w.store.SetProjectLimits(0, time.Minute)
+	w := newWorld(t, func(o *StoreOptions) { o.IdleTimeout = time.Minute })
 	ps := w.projects(3)
 	guarded := ps[2]
 	cc, _ := json.Marshal(map[string]any{"hooks": map[string]any{"ConfigChange": []any{map[string]any{"hooks": []any{map[string]any{"type": "command", "command": "veto"}}}}}})
@@ -144,8 +144,7 @@ func TestStoreSweepEvictsIdleProjectsButNotConfigChangeGuards(t *testing.T) {
 // an evicted project's file back (no live project reads it: it would keep a watch for
 // nothing) nor overwrite the newer bytes a project loaded again after eviction read.
 func TestStoreReloadDoesNotResurrectEvictedOrStaleFiles(t *testing.T) {
-	w := newWorld(t)
-	w.store.SetProjectLimits(2, 0)
+	w := newWorld(t, func(o *StoreOptions) { o.MaxProjects = 2 })
 	ps := w.projects(4)
 	own := func(i int) string { return filepath.Join(ps[i], ".claude", "settings.json") }
 	w.store.Snapshot(ps[0])

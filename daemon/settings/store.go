@@ -67,7 +67,7 @@ type Store struct {
 	// stay loaded; one unused for idleTTL is evicted by Sweep. Evicting a project drops
 	// its snapshot and the states of its own files (so the watcher drops their
 	// watches); its next event loads it from disk again, exactly like a first event.
-	// Zero means no limit. Set with SetProjectLimits before the first event.
+	// Zero means no limit (StoreOptions.MaxProjects, IdleTimeout).
 	maxProjects int
 	idleTTL     time.Duration
 	// refCount counts, per file path, the live projects whose refs include it (guarded
@@ -184,27 +184,53 @@ func configChangeSource(ref configs.FileRef) string {
 // It is called without store locks held, so it may read snapshots (and run events).
 type VetoFunc func(ctx context.Context, changes []SettingsChange) map[string]protocol.Refusal
 
-// NewStore returns a store over base sources (ManagedDir, UserDir, Home, Extra); each
-// project adds its own project and local files.
-func NewStore(log *zap.Logger, base configs.Sources) *Store {
-	s := &Store{log: log, base: base, files: map[string]*fileState{}, retry: defaultRetry, readFile: readCapped,
-		refCount: map[string]int{}}
+// StoreOptions configure a Store. Only Sources is needed.
+type StoreOptions struct {
+	Logger *zap.Logger // nil: no logging
+	// Sources are the settings files every project shares (ManagedDir, UserDir, Home,
+	// Extra); each project adds its own project and local files.
+	Sources configs.Sources
+	// Veto, if set, is offered every content change before it is applied (the daemon
+	// runs the ConfigChange hooks there).
+	Veto VetoFunc
+	// OnReload, if set, is called (without locks held) after every reload with its
+	// summary.
+	OnReload func(protocol.ReloadSummary)
+	// MaxProjects bounds the live projects: beyond it the least recently used is
+	// evicted. IdleTimeout evicts, on Sweep, projects unused that long. Zero disables
+	// either bound.
+	MaxProjects int
+	IdleTimeout time.Duration
+	// OnEvict, if set, is called (without locks held) with the projects just evicted.
+	OnEvict func(projects []string)
+}
+
+// NewStore returns a store over o.Sources. Everything a store is told is in o; the one
+// thing attached later is the Watcher that follows the store's files (StartWatcher),
+// which cannot exist before the store it watches.
+func NewStore(o StoreOptions) *Store {
+	if o.Logger == nil {
+		o.Logger = zap.NewNop()
+	}
+	s := &Store{log: o.Logger, base: o.Sources, files: map[string]*fileState{}, retry: defaultRetry, readFile: readCapped,
+		refCount: map[string]int{}, maxProjects: o.MaxProjects, idleTTL: o.IdleTimeout}
+	s.hooks.veto, s.hooks.reloaded = o.Veto, o.OnReload
+	if o.OnEvict != nil {
+		s.hooks.evicted = append(s.hooks.evicted, o.OnEvict)
+	}
 	s.projects.Store(&map[string]*projectState{})
 	return s
 }
 
-// SetVeto installs the ConfigChange veto. Call it before the first reload.
-func (s *Store) SetVeto(v VetoFunc) {
+// attachWatcher is how StartWatcher attaches itself: newProject runs (without locks)
+// after a project is first loaded, evicted after projects are evicted, and status reports
+// the watcher in WatcherStatus (nil until then).
+func (s *Store) attachWatcher(newProject func(project string), evicted func(projects []string), status func() *protocol.WatcherStatus) {
 	s.mu.Lock()
-	s.hooks.veto = v
+	s.hooks.newProject = newProject
+	s.hooks.evicted = append(s.hooks.evicted, evicted)
 	s.mu.Unlock()
-}
-
-// OnNewProject installs a callback run (without locks) after a project is first loaded.
-func (s *Store) OnNewProject(f func(project string)) {
-	s.mu.Lock()
-	s.hooks.newProject = f
-	s.mu.Unlock()
+	s.watcherStatus.Store(&status)
 }
 
 // Snapshot returns the current snapshot for project, loading the project on first use.
@@ -325,28 +351,11 @@ func projectOwned(ref configs.FileRef) bool {
 	return false
 }
 
-// SetProjectLimits bounds the live projects: at most max stay loaded (the least recently
-// used go first), and Sweep evicts those unused for idle. Zero disables either bound.
-// Call it before the first event.
-func (s *Store) SetProjectLimits(max int, idle time.Duration) {
-	s.mu.Lock()
-	s.maxProjects, s.idleTTL = max, idle
-	s.mu.Unlock()
-}
-
-// ProjectLimits returns the bounds set by SetProjectLimits.
+// ProjectLimits returns StoreOptions.MaxProjects and IdleTimeout.
 func (s *Store) ProjectLimits() (max int, idle time.Duration) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.maxProjects, s.idleTTL
-}
-
-// OnEvict installs a callback run (without locks) with the projects just evicted; every
-// installed callback runs.
-func (s *Store) OnEvict(f func(projects []string)) {
-	s.mu.Lock()
-	s.hooks.evicted = append(s.hooks.evicted, f)
-	s.mu.Unlock()
 }
 
 // Evictions counts the projects evicted since start.
@@ -526,13 +535,6 @@ func (s *Store) Reload(ctx context.Context, why string, paths ...string) protoco
 		cb(sum)
 	}
 	return sum
-}
-
-// OnReload installs a callback run (without locks) after every reload with its summary.
-func (s *Store) OnReload(f func(protocol.ReloadSummary)) {
-	s.mu.Lock()
-	s.hooks.reloaded = f
-	s.mu.Unlock()
 }
 
 func (s *Store) reload(ctx context.Context, why string, paths ...string) protocol.ReloadSummary {
@@ -1021,7 +1023,3 @@ func short(h string) string {
 	}
 	return h
 }
-
-// SetWatcherStatus registers the function that reports the watcher following this
-// store's files (StartWatcher calls it); WatcherStatus returns nil until then.
-func (s *Store) SetWatcherStatus(f func() *protocol.WatcherStatus) { s.watcherStatus.Store(&f) }

@@ -31,7 +31,8 @@ type world struct {
 	logs                            *observer.ObservedLogs
 }
 
-func newWorld(t testing.TB) *world {
+// newWorld makes a scratch world and its store; opts adjust the store's options.
+func newWorld(t testing.TB, opts ...func(*StoreOptions)) *world {
 	t.Helper()
 	root := t.TempDir()
 	w := &world{t: t, root: root, managed: filepath.Join(root, "managed"), home: filepath.Join(root, "home")}
@@ -44,7 +45,11 @@ func newWorld(t testing.TB) *world {
 	}
 	core, logs := observer.New(zap.DebugLevel)
 	w.logs = logs
-	w.store = NewStore(zap.New(core), configs.Sources{ManagedDir: w.managed, UserDir: w.user, Home: w.home})
+	o := StoreOptions{Logger: zap.New(core), Sources: configs.Sources{ManagedDir: w.managed, UserDir: w.user, Home: w.home}}
+	for _, f := range opts {
+		f(&o)
+	}
+	w.store = NewStore(o)
 	return w
 }
 
@@ -255,14 +260,10 @@ func TestStoreDoesNotRetryUnchangedInvalidFile(t *testing.T) {
 }
 
 func TestStoreConfigChangeVeto(t *testing.T) {
-	w := newWorld(t)
-	w.write("managed", hooksFile("m1"))
-	w.write("user", hooksFile("u1"))
-	w.write("project", hooksFile("p1"))
 	var mu sync.Mutex
 	var offered []SettingsChange
 	refuse := map[string]bool{}
-	w.store.SetVeto(func(_ context.Context, cs []SettingsChange) map[string]protocol.Refusal {
+	veto := func(_ context.Context, cs []SettingsChange) map[string]protocol.Refusal {
 		mu.Lock()
 		defer mu.Unlock()
 		offered = append(offered, cs...)
@@ -273,7 +274,11 @@ func TestStoreConfigChangeVeto(t *testing.T) {
 			}
 		}
 		return out
-	})
+	}
+	w := newWorld(t, func(o *StoreOptions) { o.Veto = veto })
+	w.write("managed", hooksFile("m1"))
+	w.write("user", hooksFile("u1"))
+	w.write("project", hooksFile("p1"))
 	w.commands()
 	if len(offered) != 0 {
 		t.Fatalf("veto offered changes at first load: %+v", offered)

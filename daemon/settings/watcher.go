@@ -126,9 +126,8 @@ func StartWatcher(ctx context.Context, store *Store, opt WatchOptions) *Watcher 
 	}
 	w.timer = time.NewTimer(time.Hour)
 	w.timer.Stop()
-	store.OnNewProject(func(string) { w.Resync() })
-	store.OnEvict(func([]string) { w.Resync() }) // drops the evicted projects' watches
-	store.SetWatcherStatus(w.Status)
+	// A new project's files get watches; evicted projects' watches are dropped.
+	store.attachWatcher(func(string) { w.Resync() }, func([]string) { w.Resync() }, w.Status)
 	w.sync()
 	w.wg.Add(1)
 	go w.run(ctx)
