@@ -156,20 +156,8 @@ func (e *Env) WriteSettings(kind, content string) {
 	WriteAtomic(e.t, e.SettingsPath(kind), content)
 }
 
-// WriteAtomic writes path via a temp file and rename.
-func WriteAtomic(t testing.TB, path, content string) {
-	t.Helper()
-	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-		t.Fatal(err)
-	}
-	tmp := path + ".tmp"
-	if err := os.WriteFile(tmp, []byte(content), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.Rename(tmp, path); err != nil {
-		t.Fatal(err)
-	}
-}
+// WriteAtomic writes path via a temp file and rename, as editors save.
+var WriteAtomic = testutil.WriteAtomic
 
 // Script writes an executable script into the project and returns its path.
 func (e *Env) Script(name, body string) string {

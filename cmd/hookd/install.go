@@ -79,6 +79,18 @@ func scopeFlags() []cli.Flag {
 	}
 }
 
+// projectFlag is --project, or else the project the current directory belongs to.
+func projectFlag(c *cli.Context, home string) (string, error) {
+	if p := c.String("project"); p != "" {
+		return p, nil
+	}
+	wd, err := os.Getwd()
+	if err != nil {
+		return "", err
+	}
+	return configs.ProjectDirFor(wd, home), nil
+}
+
 func installOptions(c *cli.Context) (install.Options, error) {
 	o := install.Options{Scope: configs.Kind(c.String("scope")), HookdVersion: daemon.Version, BackupDir: backupDir(c)}
 	home, _ := os.UserHomeDir()
@@ -88,13 +100,9 @@ func installOptions(c *cli.Context) (install.Options, error) {
 	case configs.KindUser:
 		o.Settings = filepath.Join(c.String("user-dir"), "settings.json")
 	case configs.KindProject, configs.KindLocal:
-		project := c.String("project")
-		if project == "" {
-			wd, err := os.Getwd()
-			if err != nil {
-				return o, err
-			}
-			project = configs.ProjectDirFor(wd, home)
+		project, err := projectFlag(c, home)
+		if err != nil {
+			return o, err
 		}
 		abs, err := filepath.Abs(project)
 		if err != nil {

@@ -7,7 +7,6 @@ import (
 
 	"github.com/urfave/cli/v2"
 
-	"github.com/hookd/hookd/configs"
 	"github.com/hookd/hookd/configs/install"
 	"github.com/hookd/hookd/daemon"
 	"github.com/hookd/hookd/events/harness"
@@ -63,13 +62,9 @@ func harnessOptions(c *cli.Context, name, dir, file string) (install.HarnessOpti
 		}
 		o.Settings = filepath.Join(base, file)
 	case "project":
-		project := c.String("project")
-		if project == "" {
-			wd, err := os.Getwd()
-			if err != nil {
-				return o, err
-			}
-			project = configs.ProjectDirFor(wd, home)
+		project, err := projectFlag(c, home)
+		if err != nil {
+			return o, err
 		}
 		o.Settings = filepath.Join(project, dir, file)
 	default:

@@ -4,12 +4,13 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"os"
 	"path/filepath"
 	"slices"
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/hookd/hookd/test/testutil"
 )
 
 // Issue 13, defect 7: projects were never evicted (20,000 project directories held
@@ -22,24 +23,10 @@ func (w *world) projects(n int) []string {
 	var out []string
 	for i := 0; i < n; i++ {
 		dir := filepath.Join(w.root, "projects", fmt.Sprintf("p%d", i))
-		writeFile(w.t, filepath.Join(dir, ".claude", "settings.json"), hooksFile(fmt.Sprintf("p%d-v1", i)))
+		testutil.WriteAtomic(w.t, filepath.Join(dir, ".claude", "settings.json"), hooksFile(fmt.Sprintf("p%d-v1", i)))
 		out = append(out, dir)
 	}
 	return out
-}
-
-func writeFile(t testing.TB, path, content string) {
-	t.Helper()
-	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-		t.Fatal(err)
-	}
-	tmp := path + ".tmp"
-	if err := os.WriteFile(tmp, []byte(content), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.Rename(tmp, path); err != nil {
-		t.Fatal(err)
-	}
 }
 
 func commandsOf(s *Store, project string) []string {
@@ -95,14 +82,14 @@ func TestStoreEvictsLeastRecentlyUsedAndReloadsFromDisk(t *testing.T) {
 	}
 	// Edited while evicted (nothing watches it): its next event sees the edit, and the
 	// shared files too — never a stale snapshot, never "no hooks".
-	writeFile(t, own, hooksFile("p1-v2"))
+	testutil.WriteAtomic(t, own, hooksFile("p1-v2"))
 	w.write("user", hooksFile("u2"))
 	w.store.Reload(context.Background(), "test") // the user file is watched: this is the watcher's reload
 	if got := commandsOf(w.store, victim); !slices.Equal(got, []string{"u2", "p1-v2"}) {
 		t.Fatalf("evicted project after an edit: %v", got)
 	}
 	// A local file that appeared while evicted is read too.
-	writeFile(t, filepath.Join(ps[2], ".claude", "settings.local.json"), hooksFile("p2-local"))
+	testutil.WriteAtomic(t, filepath.Join(ps[2], ".claude", "settings.local.json"), hooksFile("p2-local"))
 	if got := commandsOf(w.store, ps[2]); !slices.Equal(got, []string{"u2", "p2-v1", "p2-local"}) {
 		t.Fatalf("evicted project with a new local file: %v", got)
 	}
@@ -120,7 +107,7 @@ func TestStoreSweepEvictsIdleProjectsButNotConfigChangeGuards(t *testing.T) {
 	ps := w.projects(3)
 	guarded := ps[2]
 	cc, _ := json.Marshal(map[string]any{"hooks": map[string]any{"ConfigChange": []any{map[string]any{"hooks": []any{map[string]any{"type": "command", "command": "veto"}}}}}})
-	writeFile(t, filepath.Join(guarded, ".claude", "settings.json"), string(cc))
+	testutil.WriteAtomic(t, filepath.Join(guarded, ".claude", "settings.json"), string(cc))
 	for _, p := range ps {
 		w.store.Snapshot(p)
 	}
@@ -161,8 +148,8 @@ func TestStoreReloadDoesNotResurrectEvictedOrStaleFiles(t *testing.T) {
 		}
 		return b, err
 	}
-	writeFile(t, own(0), hooksFile("p0-v2"))
-	writeFile(t, own(1), hooksFile("p1-v2"))
+	testutil.WriteAtomic(t, own(0), hooksFile("p0-v2"))
+	testutil.WriteAtomic(t, own(1), hooksFile("p1-v2"))
 	done := make(chan struct{})
 	go func() { defer close(done); w.store.Reload(context.Background(), "test", own(0), own(1)) }()
 	<-entered
@@ -172,7 +159,7 @@ func TestStoreReloadDoesNotResurrectEvictedOrStaleFiles(t *testing.T) {
 	if knows(w.store, own(0)) || knows(w.store, own(1)) {
 		t.Fatal("evicted projects' files still held")
 	}
-	writeFile(t, own(0), hooksFile("p0-v3"))
+	testutil.WriteAtomic(t, own(0), hooksFile("p0-v3"))
 	if got := commandsOf(w.store, ps[0]); !slices.Equal(got, []string{"p0-v3"}) { // p0 comes back
 		t.Fatalf("p0 loaded again after eviction: %v", got)
 	}

@@ -21,6 +21,7 @@ import (
 
 	"github.com/hookd/hookd/configs"
 	"github.com/hookd/hookd/protocol"
+	"github.com/hookd/hookd/test/testutil"
 )
 
 // world is a scratch settings hierarchy with one project and a Store over it.
@@ -81,15 +82,7 @@ func (w *world) write(kind, content string) {
 		}
 		return
 	}
-	if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
-		w.t.Fatal(err)
-	}
-	if err := os.WriteFile(p+".tmp", []byte(content), 0o644); err != nil {
-		w.t.Fatal(err)
-	}
-	if err := os.Rename(p+".tmp", p); err != nil {
-		w.t.Fatal(err)
-	}
+	testutil.WriteAtomic(w.t, p, content)
 }
 
 // commands lists the project's handlers as "<file kind>:<command>" in configuration order.

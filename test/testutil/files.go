@@ -31,3 +31,20 @@ func CopyFiles(t testing.TB, src, dst string) {
 		}
 	}
 }
+
+// WriteAtomic writes path as editors save: the content to path+".tmp" (0644), then a
+// rename over path, creating the directories on the way. A watcher sees one complete
+// new file, never a half-written one.
+func WriteAtomic(t testing.TB, path, content string) {
+	t.Helper()
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	tmp := path + ".tmp"
+	if err := os.WriteFile(tmp, []byte(content), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Rename(tmp, path); err != nil {
+		t.Fatal(err)
+	}
+}
