@@ -27,8 +27,13 @@ type DaemonConfig struct {
 	// default) prewarms only hooks that are safe by construction (an interpreter running
 	// a script that reads stdin; docs/performance.md), true prewarms every command hook,
 	// false none. A hook's own "prewarm" wins.
-	Prewarm *bool       `json:"prewarm"`
-	Audit   AuditConfig `json:"audit"`
+	Prewarm *bool `json:"prewarm"`
+	// KillProcessGroup is the global default for killing a hook's process group when
+	// the hook exits (what it left running in the background): null or true kills it,
+	// false leaves it. A hook's own "kill_process_group" wins. A timeout, a
+	// cancellation and the daemon's death kill the group either way.
+	KillProcessGroup *bool       `json:"kill_process_group"`
+	Audit            AuditConfig `json:"audit"`
 	// MaxRequestBytes limits one event payload (what hookc reads from stdin; the same
 	// number on both sides). The request line carrying it may be longer — JSON escaping
 	// and the environment — up to protocol.MaxRequestLine(MaxRequestBytes).
@@ -61,6 +66,18 @@ type HookOverride struct {
 	// OnTimeout is "ignore" (Claude Code's behaviour: a timeout is no decision, spec §4.1)
 	// or "deny" (fail closed); "" means ignore.
 	OnTimeout string `json:"on_timeout,omitempty"`
+	// KillProcessGroup: false leaves what the hook started in the background running
+	// after the hook exits (DaemonConfig.KillProcessGroup); unset inherits the global.
+	KillProcessGroup *bool `json:"kill_process_group,omitempty"`
+}
+
+// KeepsProcessGroup reports whether the group of a hook with override o is left alone
+// when the hook exits.
+func (c *DaemonConfig) KeepsProcessGroup(o HookOverride) bool {
+	if o.KillProcessGroup != nil {
+		return !*o.KillProcessGroup
+	}
+	return c != nil && c.KillProcessGroup != nil && !*c.KillProcessGroup
 }
 
 // HarnessesConfig holds one HarnessConfig per harness hookd adapts.

@@ -30,6 +30,7 @@ func (e *Engine) procSpec(h *configs.Handler, dir string, env []string) runner.P
 		Timeout: h.EffectiveTimeout(), OutputCap: e.cfg.OutputCapBytes,
 		Shell: h.Shell, HookID: h.ID, HookRev: HandlerRev(h),
 		Prewarm: runner.PrewarmPolicyFor(e.cfg.Prewarm, ov.Prewarm), Worker: ov.Worker != nil && *ov.Worker,
+		KeepGroup: e.cfg.KeepsProcessGroup(ov),
 	}
 }
 

@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/hookd/hookd/daemon/runner"
 	"github.com/hookd/hookd/protocol"
 	"github.com/hookd/hookd/test/testutil"
 )
@@ -525,7 +526,15 @@ func children(t *testing.T, pid int) []testutil.Proc {
 	if err != nil {
 		t.Skip("no /proc")
 	}
-	return kids
+	// Not a hook: the daemon's group reaper (daemon/runner/groups.go) is its child too.
+	out := kids[:0]
+	for _, k := range kids {
+		cmdline, _ := os.ReadFile("/proc/" + strconv.Itoa(k.PID) + "/cmdline")
+		if !strings.Contains(string(cmdline), runner.ReaperArg) {
+			out = append(out, k)
+		}
+	}
+	return out
 }
 
 // waitZygote waits until the daemon runs a ready Python zygote.

@@ -4,9 +4,17 @@ package main
 import (
 	"fmt"
 	"os"
+	"os/signal"
+	"syscall"
+
+	"github.com/hookd/hookd/daemon/runner"
 )
 
 func main() {
+	if len(os.Args) == 2 && os.Args[1] == runner.ReaperArg {
+		reaperMain()
+		return
+	}
 	if err := App().Run(os.Args); err != nil {
 		if ec, ok := err.(interface{ ExitCode() int }); ok {
 			if msg := err.Error(); msg != "" {
@@ -17,4 +25,15 @@ func main() {
 		fmt.Fprintln(os.Stderr, "hookd:", err)
 		os.Exit(1)
 	}
+}
+
+// reaperMain runs hookd as the hook group reaper of a serving daemon (runner.StartGroupReaper):
+// it outlives the daemon only long enough to kill the hooks' process groups. It ignores
+// the signals a terminal or a service manager sends the daemon: only the end of its pipe
+// (the daemon gone) ends it.
+func reaperMain() {
+	signal.Ignore(syscall.SIGINT, syscall.SIGTERM, syscall.SIGHUP, syscall.SIGPIPE)
+	runner.RunReaper(os.Stdin, func(format string, args ...any) {
+		fmt.Fprintf(os.Stderr, "hookd group reaper: "+format+"\n", args...)
+	})
 }

@@ -11,6 +11,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/hookd/hookd/daemon"
+	"github.com/hookd/hookd/daemon/runner"
 )
 
 func serveCommand() *cli.Command {
@@ -36,6 +37,16 @@ every settings file (fsnotify; see docs/hot-reload.md), reloads everything on SI
 			hup := make(chan os.Signal, 1)
 			signal.Notify(hup, syscall.SIGHUP)
 			defer signal.Stop(hup)
+			// Hooks die with the daemon, even a SIGKILLed one: a helper kills their process
+			// groups when the daemon's end of its pipe closes (daemon/runner/groups.go).
+			// Started before the daemon, closed after it (deferred first).
+			if exe, err := os.Executable(); err != nil {
+				log.Warn("cannot find hookd's own executable; hooks may outlive a crashed daemon", zap.Error(err))
+			} else if g, err := runner.StartGroupReaper(exe); err != nil {
+				log.Warn("cannot start the hook group reaper; hooks may outlive a crashed daemon", zap.Error(err))
+			} else {
+				defer g.Close()
+			}
 			src, sock := sources(c, cfg), c.String("socket")
 			d, err := daemon.New(ctx, daemon.Options{
 				Logger: log, Config: cfg, Sources: src, StateDir: c.String("state-dir"),

@@ -500,7 +500,7 @@ func (p *Pool) spawn(wk *warmKey, delay time.Duration, kick <-chan struct{}) {
 		wp.stdin, err = cmd.StdinPipe()
 	}
 	if err == nil {
-		wp.p, err = startProc(cmd, wk.spec.OutputCap, p.opts.WaitDelay, func() { p.exited(wp) })
+		wp.p, err = startProc(cmd, wk.spec.OutputCap, p.opts.WaitDelay, wk.spec.KeepGroup, func() { p.exited(wp) })
 	}
 	p.mu.Lock()
 	defer p.mu.Unlock()

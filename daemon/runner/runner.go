@@ -41,6 +41,11 @@ type ProcSpec struct {
 	Prewarm PrewarmPolicy
 	// Worker runs the hook as a persistent worker (docs/workers.md).
 	Worker bool
+	// KeepGroup leaves the hook's process group alone when the hook exits, for hooks
+	// that deliberately leave work running in the background. By default the group is
+	// killed when the hook's process exits (docs/reliability.md). A timeout, a
+	// cancellation and the daemon's death kill the group either way.
+	KeepGroup bool
 }
 
 // ProcResult is what running a ProcSpec produced.
@@ -93,6 +98,11 @@ func Command(spec ProcSpec) (*exec.Cmd, error) {
 	// Own process group (so a timeout kills grandchildren too) and no controlling
 	// terminal, as Claude Code runs hooks since 2.1.139 (spec §6).
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	if reaperActive() {
+		// A daemon that dies takes its hooks along: the reaper kills their groups; the
+		// parent-death signal covers the direct child even without it (groups.go).
+		cmd.SysProcAttr.Pdeathsig = syscall.SIGKILL
+	}
 	return cmd, nil
 }
 
@@ -104,7 +114,7 @@ func (r ExecRunner) Run(ctx context.Context, spec ProcSpec) ProcResult {
 		return ProcResult{ExitCode: -1, StartErr: err, Duration: time.Since(start)}
 	}
 	cmd.Stdin = bytes.NewReader(spec.Stdin)
-	p, err := startProc(cmd, spec.OutputCap, r.WaitDelay, nil)
+	p, err := startProc(cmd, spec.OutputCap, r.WaitDelay, spec.KeepGroup, nil)
 	if err != nil {
 		return ProcResult{ExitCode: -1, StartErr: err, Duration: time.Since(start)}
 	}
@@ -123,9 +133,10 @@ type proc struct {
 }
 
 // startProc starts cmd with stdout and stderr captured up to capN bytes each (the rest
-// drained and dropped) and WaitDelay set. onExit, if not nil, runs on the reaping
-// goroutine after done is closed.
-func startProc(cmd *exec.Cmd, capN int, waitDelay time.Duration, onExit func()) (*proc, error) {
+// drained and dropped) and WaitDelay set. When the process exits its group is killed,
+// unless keepGroup; then it is reaped. onExit, if not nil, runs on the reaping goroutine
+// after done is closed.
+func startProc(cmd *exec.Cmd, capN int, waitDelay time.Duration, keepGroup bool, onExit func()) (*proc, error) {
 	if capN <= 0 {
 		capN = DefaultOutputCap
 	}
@@ -143,8 +154,16 @@ func startProc(cmd *exec.Cmd, capN int, waitDelay time.Duration, onExit func()) 
 	if err := cmd.Start(); err != nil {
 		return nil, err
 	}
+	pid := cmd.Process.Pid
+	trackGroup(pid)
 	go func() {
+		if !keepGroup && waitExited(pid) == nil {
+			// Before the reap, so the group id is still ours (groups.go). Grandchildren
+			// holding stdout also stop holding it: Wait need not sit out WaitDelay.
+			killGroup(cmd)
+		}
 		p.waitErr = cmd.Wait()
+		untrackGroup(pid)
 		close(p.done)
 		if onExit != nil {
 			onExit()

@@ -355,8 +355,11 @@ func (w *worker) startLocked() error {
 		return err
 	}
 	w.set.started.Add(1)
+	pid := cmd.Process.Pid
+	trackGroup(pid)
 	go func() {
 		inst.waitErr = cmd.Wait()
+		untrackGroup(pid)
 		close(inst.done)
 	}()
 	go inst.read(maxResultLine(spec.OutputCap))

@@ -78,8 +78,13 @@ func (p *Pool) runZygote(ctx context.Context, spec ProcSpec) (res ProcResult, ok
 		defer t.Stop()
 		timer = t.C
 	}
+	trackGroup(c.Pid)
+	defer untrackGroup(c.Pid)
 	select {
 	case <-c.Done():
+		if !spec.KeepGroup {
+			c.Kill() // what the hook left running (the zygote put the child in its own group)
+		}
 	case <-timer:
 		timedOut = true
 		c.Kill()

@@ -1,0 +1,150 @@
+package test
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/hookd/hookd/daemon/runner"
+	"github.com/hookd/hookd/protocol"
+)
+
+// Issue 13, defect 8: grandchildren of a hook that exits normally kept running (55 of
+// 55), and hooks kept running after a daemon SIGKILL (no parent-death signal; the one
+// tried reached only the `sh -c` child).
+
+// marked lists the live (not zombie) processes whose environment carries
+// HOOKD_MARK=mark — what a hook and everything it started inherit.
+func marked(t *testing.T, mark string) []int {
+	t.Helper()
+	ents, _ := os.ReadDir("/proc")
+	var out []int
+	for _, e := range ents {
+		pid, err := strconv.Atoi(e.Name())
+		if err != nil {
+			continue
+		}
+		env, err := os.ReadFile(filepath.Join("/proc", e.Name(), "environ"))
+		if err != nil || !strings.Contains("\x00"+string(env), "\x00HOOKD_MARK="+mark+"\x00") {
+			continue
+		}
+		stat, err := os.ReadFile(filepath.Join("/proc", e.Name(), "stat"))
+		if err != nil {
+			continue
+		}
+		s := string(stat)
+		if i := strings.LastIndexByte(s, ')'); i > 0 && len(s) > i+2 && s[i+2] == 'Z' {
+			continue
+		}
+		out = append(out, pid)
+	}
+	return out
+}
+
+func newMark(t *testing.T) string {
+	b := make([]byte, 8)
+	rand.Read(b)
+	m := hex.EncodeToString(b)
+	t.Cleanup(func() { // never leave a test's sleeps behind, whatever happened
+		for _, pid := range marked(t, m) {
+			syscall.Kill(pid, syscall.SIGKILL)
+		}
+	})
+	return m
+}
+
+// backgrounder is a hook that starts five `sleep 300 &` and exits at once.
+func backgrounder(mark string) string {
+	return "export HOOKD_MARK=" + mark + "; for i in 1 2 3 4 5; do sleep 300 & done; exit 0"
+}
+
+func TestFaultProcessGroupKilledWhenHookExits(t *testing.T) {
+	e := NewEnv(t)
+	killed, kept := newMark(t), newMark(t)
+	keepCmd := backgrounder(kept)
+	// The second hook deliberately backgrounds work: the per-hook knob keeps its group.
+	writeHookdConfig(t, e, map[string]any{"hooks": []any{map[string]any{"match": keepCmd, "kill_process_group": false}}})
+	settings, _ := json.Marshal(map[string]any{"hooks": map[string]any{"PreToolUse": []any{
+		map[string]any{"matcher": "Bash", "hooks": []any{cmdHook(backgrounder(killed))}},
+		map[string]any{"matcher": "Read", "hooks": []any{cmdHook(keepCmd)}},
+	}}})
+	e.WriteSettings("project", string(settings))
+	e.Start()
+
+	start := time.Now()
+	if r := e.Hookc(bashPayload(e, "ls")); r.Code != 0 {
+		t.Fatalf("hookc: %d %s", r.Code, r.Stderr)
+	}
+	took := time.Since(start)
+	left := len(marked(t, killed))
+	Eventually(t, 10*time.Second, "the hook's background sleeps to be killed", func() bool { return len(marked(t, killed)) == 0 })
+
+	r := e.Hookc(e.Payload("PreToolUse", map[string]any{"tool_name": "Read", "tool_input": map[string]any{"file_path": "/etc/hostname"}, "tool_use_id": "toolu_2"}))
+	if r.Code != 0 {
+		t.Fatalf("hookc (Read): %d %s", r.Code, r.Stderr)
+	}
+	if n := len(marked(t, kept)); n != 5 {
+		t.Fatalf("kill_process_group false: %d of 5 background sleeps alive after the answer, want 5", n)
+	}
+	t.Logf("faults_process: hook exits leaving 5 `sleep 300 &`: %d alive right after the answer (answered in %v), 0 once the kill landed; with kill_process_group false: 5 of 5 alive", left, took.Round(time.Millisecond))
+}
+
+func TestFaultProcessHooksDieWithSIGKILLedDaemon(t *testing.T) {
+	e := NewEnv(t)
+	mark := newMark(t)
+	// A hook that starts five background sleeps, then hangs in a sixth.
+	e.WriteSettings("project", preToolUse(cmdHook("export HOOKD_MARK="+mark+"; for i in 1 2 3 4 5; do sleep 300 & done; sleep 300")))
+	e.Start()
+	pid := e.daemon.Process.Pid
+	reaper := reaperOf(t, pid)
+
+	c, err := protocol.Dial(context.Background(), e.Socket)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	go c.Do(context.Background(), &protocol.Request{Event: json.RawMessage(bashPayload(e, "ls")), ProjectDir: e.Project, Env: e.BaseEnv()}, nil)
+	Eventually(t, 20*time.Second, "the hook's 6 sleeps (sh may exec the last)", func() bool { return len(marked(t, mark)) >= 6 })
+	running := len(marked(t, mark))
+
+	if err := e.daemon.Process.Signal(syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	<-e.exited
+	killedAt := time.Now()
+	Eventually(t, 20*time.Second, "every process of the hook to die with the daemon", func() bool { return len(marked(t, mark)) == 0 })
+	gone := time.Since(killedAt)
+	if reaper > 0 {
+		Eventually(t, 20*time.Second, "the group reaper to exit", func() bool {
+			_, err := os.Stat(filepath.Join("/proc", strconv.Itoa(reaper)))
+			return err != nil
+		})
+	}
+	t.Logf("faults_process: daemon SIGKILLed with a hook running (%d processes in its group): 0 left %v later; reaper pid %d exited", running, gone.Round(time.Millisecond), reaper)
+}
+
+// reaperOf finds the daemon's group reaper among its children (0 when there is none).
+func reaperOf(t *testing.T, daemon int) int {
+	t.Helper()
+	tasks, _ := os.ReadDir(filepath.Join("/proc", strconv.Itoa(daemon), "task"))
+	for _, task := range tasks {
+		b, _ := os.ReadFile(filepath.Join("/proc", strconv.Itoa(daemon), "task", task.Name(), "children"))
+		for _, f := range strings.Fields(string(b)) {
+			cmdline, _ := os.ReadFile(filepath.Join("/proc", f, "cmdline"))
+			if strings.Contains(string(cmdline), runner.ReaperArg) {
+				n, _ := strconv.Atoi(f)
+				return n
+			}
+		}
+	}
+	t.Errorf("daemon %d has no group reaper child", daemon)
+	return 0
+}
