@@ -33,11 +33,12 @@ import (
 	"github.com/hookd/hookd/protocol"
 )
 
-// defaultTimeout is below Claude Code's default command-hook timeout (600 s): when
-// Claude Code times a hook out, the tool runs; when hookc gives up first, it answers
-// fail-closed. A daemon that accepts but never answers (at its fd limit, wedged) must
-// not turn into an allow.
-const defaultTimeout = 590 * time.Second
+// Without --timeout, hookc gives up on the daemon a little before Claude Code's default
+// timeout for the event's hooks (protocol.ForwarderTimeout of protocol.DefaultHookTimeout:
+// 590 s for most events, 27 s for UserPromptSubmit): when Claude Code times a hook out,
+// the tool runs; when hookc gives up first, it answers fail-closed. A daemon that accepts
+// but never answers (at its fd limit, wedged) must not turn into an allow. The forwarder
+// `hookd install` writes passes --timeout derived from its own handler timeout.
 
 func main() {
 	os.Exit(run(os.Args[1:], os.Stdin, os.Stdout, os.Stderr))
@@ -60,7 +61,7 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	fs.StringVar(&o.socket, "socket", protocol.DefaultSocketPath(), "daemon socket path (env "+protocol.EnvSocket+")")
 	fs.BoolVar(&o.stream, "stream", false, "print every frame as a JSON line instead of the hook output")
 	fs.StringVar(&o.projectDir, "project-dir", os.Getenv("CLAUDE_PROJECT_DIR"), "project directory (default $CLAUDE_PROJECT_DIR)")
-	fs.DurationVar(&o.timeout, "timeout", defaultTimeout, "give up on the daemon after this long and fail closed (0: no limit); the installed forwarder passes its hook timeout minus a margin")
+	fs.DurationVar(&o.timeout, "timeout", 0, "give up on the daemon after this long and fail closed (0: no limit); default: the event's default hook timeout less a tenth, at most 10 s (590s for most events); the installed forwarder passes its own hook timeout less that margin")
 	fs.BoolVar(&o.fallback, "fallback", true, "when the daemon is unreachable, run the event in-process with `hookd run`")
 	fs.StringVar(&o.harness, "harness", os.Getenv("HOOKD_HARNESS"), "the agent running this forwarder: claude-code, codex or gemini (default: detected from the payload; env HOOKD_HARNESS)")
 	fs.BoolVar(&o.debug, "debug", os.Getenv("HOOKC_DEBUG") != "", "print the decision id and timings on stderr (env HOOKC_DEBUG)")
@@ -80,6 +81,11 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	}
 	if len(payload) > protocol.DefaultMaxRequestBytes {
 		return failClosed(stdout, stderr, payload, fmt.Sprintf("hookc: event payload exceeds %d bytes", protocol.DefaultMaxRequestBytes))
+	}
+	timeoutSet := false
+	fs.Visit(func(f *flag.Flag) { timeoutSet = timeoutSet || f.Name == "timeout" })
+	if !timeoutSet {
+		o.timeout = protocol.ForwarderTimeout(protocol.DefaultHookTimeout(protocol.PeekEventName(payload)))
 	}
 	start := time.Now()
 	ctx := context.Background()

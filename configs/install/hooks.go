@@ -13,6 +13,7 @@ import (
 	"github.com/hookd/hookd/events"
 	"github.com/hookd/hookd/events/jsonobj"
 	"github.com/hookd/hookd/matcher"
+	"github.com/hookd/hookd/protocol"
 )
 
 // hooksValue is a settings file's "hooks" object: event → raw array of matcher groups,
@@ -273,7 +274,10 @@ func forwarders(moved hooksValue, cmd string) hooksValue {
 		if s := slowest[name] + forwarderMargin; slowest[name] > 0 && s > timeout {
 			timeout = s
 		}
-		handler := jsonobj.Object{}.Set("type", "command").Set("command", cmd)
+		// hookc gets its own --timeout, a margin below the handler's, so that it answers
+		// fail-closed before Claude Code's timeout lets the tool run (issue 13); without
+		// one it derives the same from the event's default timeout.
+		handler := jsonobj.Object{}.Set("type", "command")
 		switch {
 		case name == "SessionEnd":
 			// SessionEnd hooks share a budget of 1.5 s that the largest timeout in the
@@ -281,9 +285,13 @@ func forwarders(moved hooksValue, cmd string) hooksValue {
 			// change how long Claude Code waits at exit. Carry over only what the moved
 			// hooks asked for.
 			if d := explicit[name]; d > 0 {
+				handler = handler.Set("command", forwarderWithTimeout(cmd, d))
 				handler = append(handler, jsonobj.Member{Key: "timeout", Value: seconds(d)})
+			} else {
+				handler = handler.Set("command", cmd)
 			}
 		default:
+			handler = handler.Set("command", forwarderWithTimeout(cmd, timeout))
 			handler = append(handler, jsonobj.Member{Key: "timeout", Value: seconds(timeout)})
 		}
 		if failClosed[name] {
@@ -311,6 +319,11 @@ func forwarders(moved hooksValue, cmd string) hooksValue {
 		out = append(out, jsonobj.Member{Key: name, Value: array(groups)})
 	}
 	return out
+}
+
+// forwarderWithTimeout is the forwarder command for a handler whose timeout is d.
+func forwarderWithTimeout(cmd string, d time.Duration) string {
+	return cmd + " --timeout " + protocol.FormatSeconds(protocol.ForwarderTimeout(d))
 }
 
 // UnionMatcher is one Claude Code matcher that matches what any of ms matches (nil, "",

@@ -15,6 +15,7 @@ import (
 	"github.com/hookd/hookd/events"
 	"github.com/hookd/hookd/events/jsonobj"
 	"github.com/hookd/hookd/matcher"
+	"github.com/hookd/hookd/protocol"
 )
 
 const fwd = "/opt/hookd/bin/hookc"
@@ -161,7 +162,7 @@ func TestInstallMovesRunnableHooksAndForwardsHookedEvents(t *testing.T) {
 			for _, x := range g.Hooks {
 				var hi handlerInfo
 				_ = json.Unmarshal(x, &hi)
-				if hi.Command == fwd {
+				if isForwarderCmd(t, hi, fwd) {
 					fwds++
 				} else {
 					others = append(others, string(x))
@@ -208,7 +209,7 @@ func TestInstallMovesRunnableHooksAndForwardsHookedEvents(t *testing.T) {
 			for _, x := range g.Hooks {
 				var m map[string]any
 				_ = json.Unmarshal(x, &m)
-				if m["command"] == fwd {
+				if c, _ := m["command"].(string); c == fwd || strings.HasPrefix(c, fwd+" --timeout ") {
 					return m["timeout"]
 				}
 			}
@@ -617,7 +618,7 @@ func TestResyncFollowsHookdFile(t *testing.T) {
 		n := 0
 		for _, g := range cc[event] {
 			for _, hi := range g.Hooks {
-				if hi.Command == w.opts().Forwarder {
+				if isForwarderCmd(t, hi, w.opts().Forwarder) {
 					n++
 				}
 			}
@@ -735,4 +736,29 @@ func newWorldAt(t *testing.T, w *world, content string) *world {
 	t.Helper()
 	w.write(content)
 	return w
+}
+
+// isForwarderCmd reports whether hi runs the forwarder fwd (possibly with flags), and
+// checks the --timeout the installer gave it (issue 13): a margin below the handler's own
+// timeout, so hookc answers fail-closed before Claude Code gives up on it; none where the
+// handler has no timeout (SessionEnd: hookc then derives it from the event).
+func isForwarderCmd(t *testing.T, hi handlerInfo, fwd string) bool {
+	t.Helper()
+	if hi.Command != fwd && !strings.HasPrefix(hi.Command, fwd+" ") {
+		return false
+	}
+	_, rest, has := strings.Cut(hi.Command, " --timeout ")
+	switch {
+	case !has && hi.Timeout != nil:
+		t.Errorf("forwarder %q with timeout %v has no --timeout of its own", hi.Command, *hi.Timeout)
+	case has && hi.Timeout == nil:
+		t.Errorf("forwarder %q has --timeout but the handler none", hi.Command)
+	case has:
+		rest, _, _ = strings.Cut(rest, " ")
+		want := protocol.FormatSeconds(protocol.ForwarderTimeout(time.Duration(*hi.Timeout * float64(time.Second))))
+		if rest != want {
+			t.Errorf("forwarder %q with handler timeout %vs: --timeout %s, want %s", hi.Command, *hi.Timeout, rest, want)
+		}
+	}
+	return true
 }

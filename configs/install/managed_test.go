@@ -51,7 +51,7 @@ func TestManagedDropIn(t *testing.T) {
 	}
 	eachHandler(hooks, func(event string, m *string, hi handlerInfo) {
 		ev, _ := events.Lookup(event)
-		if !strings.HasPrefix(hi.Command, fwd) || !configs.IsForwarder(hi.Command, hi.Args) || hi.Type != "command" {
+		if !isForwarderCmd(t, hi, fwd) || hi.Type != "command" {
 			t.Errorf("%s: handler %+v", event, hi)
 		}
 		if (ev.MatcherField != "") != (m != nil && *m == "*") {
