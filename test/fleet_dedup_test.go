@@ -154,7 +154,11 @@ func TestFleetOTLPDuplicatesKeepDecisionID(t *testing.T) {
 	proxy.set("lose")
 	send(60)
 	_, lost := proxy.lost()
-	<-lost
+	select {
+	case <-lost:
+	case <-time.After(2 * time.Minute):
+		t.Fatal("no batch reached the proxy")
+	}
 	retried, _ := proxy.lost()
 	settle("every decision after the lost answer")
 
