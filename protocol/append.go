@@ -1,6 +1,7 @@
 package protocol
 
 import (
+	"slices"
 	"strconv"
 	"unicode/utf8"
 )
@@ -108,6 +109,12 @@ const hexDigits = "0123456789abcdef"
 // AppendString appends s as a JSON string. Invalid UTF-8 becomes U+FFFD, as with
 // encoding/json; '<', '>' and '&' are not escaped (no HTML context here).
 func AppendString(dst []byte, s string) []byte {
+	if len(s) > 1<<12 {
+		// Room for s and an eighth more in escapes, in one allocation: left to append,
+		// a multi-MiB payload grows the buffer by 1.25× at a time, copying it some ten
+		// times (a 6 MiB Write's event_text; issue 13).
+		dst = slices.Grow(dst, len(s)+len(s)/8+2)
+	}
 	dst = append(dst, '"')
 	start := 0
 	for i := 0; i < len(s); {
