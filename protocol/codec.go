@@ -115,7 +115,14 @@ func DecodeRequest(line []byte) (*Request, error) {
 			return nil, &Error{Code: CodeBadRequest, Field: "event_text", Message: "request has both event and event_text"}
 		}
 		if !json.Valid([]byte(req.EventText)) {
-			return nil, &Error{Code: CodeBadRequest, Field: "event_text", Message: "event_text is not valid JSON"}
+			// Say why (a syntax error's offset, or nesting beyond encoding/json's 10,000
+			// levels), on the error path only.
+			why := json.Unmarshal([]byte(req.EventText), new(json.RawMessage))
+			msg := "event_text is not valid JSON"
+			if why != nil {
+				msg += ": " + why.Error()
+			}
+			return nil, &Error{Code: CodeBadRequest, Field: "event_text", Message: msg}
 		}
 	}
 	if req.Op == OpEvent {

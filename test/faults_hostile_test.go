@@ -84,6 +84,9 @@ func TestFaultHostileDeepJSONEvent(t *testing.T) {
 	if d := decisionOf(t, r); d == "allow" || d == "none" && r.Code == 0 {
 		t.Fatalf("a 100,000-deep event was answered %q (exit %d, stderr %q), want the fail-closed answer", d, r.Code, r.Stderr)
 	}
+	if !strings.Contains(r.Stderr, "depth") {
+		t.Errorf("the error does not say the event is nested too deep: %q", r.Stderr)
+	}
 	if d := decisionOf(t, e.Hookc(bashPayload(e, "ls"))); d != "allow" {
 		t.Fatalf("the next event after a deep one: %q", d)
 	}
