@@ -71,8 +71,9 @@ func isHarnessForwarder(cmd, harness string) bool {
 	return strings.HasSuffix(strings.TrimSpace(cmd), " --harness "+harness) && strings.Contains(cmd, "hookc")
 }
 
-// PlanInstallHarness computes the install into a Codex or Gemini CLI hook file.
-func PlanInstallHarness(o HarnessOptions) (*Plan, error) {
+// harnessPlan starts a harness plan: the harness's settings file and the hookd.json
+// beside it as they are now (nil when absent); o.Now defaults to the current time.
+func harnessPlan(o *HarnessOptions) (*Plan, error) {
 	if o.Now.IsZero() {
 		o.Now = time.Now()
 	}
@@ -85,6 +86,16 @@ func PlanInstallHarness(o HarnessOptions) (*Plan, error) {
 	if p.HookdBefore, err = readOptional(hpath); err != nil {
 		return nil, err
 	}
+	return p, nil
+}
+
+// PlanInstallHarness computes the install into a Codex or Gemini CLI hook file.
+func PlanInstallHarness(o HarnessOptions) (*Plan, error) {
+	p, err := harnessPlan(&o)
+	if err != nil {
+		return nil, err
+	}
+	hpath := p.Hookd
 	settings := jsonobj.Object{}
 	if p.SettingsBefore != nil && len(strings.TrimSpace(string(p.SettingsBefore))) > 0 {
 		if settings, err = parseObject(p.SettingsBefore); err != nil {
@@ -252,18 +263,11 @@ func PlanInstallHarness(o HarnessOptions) (*Plan, error) {
 // hooks return to their events (after the hooks the harness kept), and hookd.json is
 // removed. When the file is exactly as installed, its original "hooks" value returns.
 func PlanUninstallHarness(o HarnessOptions) (*Plan, error) {
-	if o.Now.IsZero() {
-		o.Now = time.Now()
-	}
-	hpath := filepath.Join(filepath.Dir(o.Settings), configs.HookdFile)
-	p := &Plan{Settings: o.Settings, Hookd: hpath, Backups: map[string]string{}}
-	var err error
-	if p.SettingsBefore, err = readOptional(o.Settings); err != nil {
+	p, err := harnessPlan(&o)
+	if err != nil {
 		return nil, err
 	}
-	if p.HookdBefore, err = readOptional(hpath); err != nil {
-		return nil, err
-	}
+	hpath := p.Hookd
 	if p.HookdBefore == nil {
 		p.SettingsAfter = p.SettingsBefore
 		p.Summary = append(p.Summary, fmt.Sprintf("%s: not installed (no %s)", o.Settings, hpath))

@@ -284,13 +284,8 @@ func runClaude(t *testing.T, sc *scenario, mode string) *obs {
 		w.Write(t, w.SettingsPath(scope), string(b)+"\n", 0o644)
 	}
 
-	env := []string{
-		"HOME=" + w.Home, "PATH=" + os.Getenv("PATH"),
-		"ANTHROPIC_API_KEY=x", "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC=1",
-		"XDG_CONFIG_HOME=" + w.path("xdg-config"), "XDG_STATE_HOME=" + w.path("xdg-state"),
-	}
+	env := claudeEnv(w, mode)
 	if mode == "hookd" {
-		env = append(env, "HOOKD_SOCKET="+w.Socket, "HOOKD_BIN="+bin.hookd, "HOOKD_MANAGED_DIR="+w.path("managed"))
 		// The forwarder Claude Code runs: a witness named hookc that records each event
 		// (and a digest of its payload, to prove no firing reached hookd twice) and then
 		// runs the real hookc.
@@ -342,6 +337,21 @@ exit $rc
 	o := observe(t, w, stdout.Bytes(), srv)
 	o.stderr, o.root, o.elapsed = stderr.String(), root, time.Since(start)
 	return o
+}
+
+// claudeEnv is the environment Claude Code runs with in w: a scratch HOME and XDG
+// directories, a dummy API key, no non-essential traffic; in hookd mode also where the
+// daemon, hookd and the managed settings are.
+func claudeEnv(w *world, mode string) []string {
+	env := []string{
+		"HOME=" + w.Home, "PATH=" + os.Getenv("PATH"),
+		"ANTHROPIC_API_KEY=x", "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC=1",
+		"XDG_CONFIG_HOME=" + w.path("xdg-config"), "XDG_STATE_HOME=" + w.path("xdg-state"),
+	}
+	if mode == "hookd" {
+		env = append(env, "HOOKD_SOCKET="+w.Socket, "HOOKD_BIN="+bin.hookd, "HOOKD_MANAGED_DIR="+w.path("managed"))
+	}
+	return env
 }
 
 func hookdCmd(t *testing.T, w *world, env []string, args ...string) string {

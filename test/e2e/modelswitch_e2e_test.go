@@ -94,13 +94,8 @@ func runModelSwitch(t *testing.T, ms modelSwitch, mode string) (string, map[stri
 	b, _ := json.MarshalIndent(map[string]any{"hooks": w.hooksByScope(t, ms.Hooks)["project"]}, "", "  ")
 	w.Write(t, w.SettingsPath("project"), string(b)+"\n", 0o644)
 
-	env := []string{
-		"HOME=" + w.Home, "PATH=" + os.Getenv("PATH"),
-		"ANTHROPIC_API_KEY=x", "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC=1",
-		"XDG_CONFIG_HOME=" + w.path("xdg-config"), "XDG_STATE_HOME=" + w.path("xdg-state"),
-	}
+	env := claudeEnv(w, mode)
 	if mode == "hookd" {
-		env = append(env, "HOOKD_SOCKET="+w.Socket, "HOOKD_BIN="+bin.hookd, "HOOKD_MANAGED_DIR="+w.path("managed"))
 		hookdCmd(t, w, env, "install", "claude-code", "--scope", "project", "--project", w.Proj, "--hookc", bin.hookc)
 		startDaemon(t, w, env)
 	}
