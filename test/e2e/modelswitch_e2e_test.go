@@ -135,17 +135,41 @@ func runModelSwitch(t *testing.T, ms modelSwitch, mode string) (string, map[stri
 			break
 		}
 	}
-	stdin.Close()
+	// PostModelSwitch runs after the set_model answer; closing stdin ends the session and
+	// can cut a hook still starting on a loaded machine (natively as through hookd). Give
+	// every hook that should run the time to do so; the counts below are the assertion.
 	go func() { _, _ = io.Copy(io.Discard, stdout) }()
+	for deadline := time.Now().Add(60 * time.Second); time.Now().Before(deadline); time.Sleep(50 * time.Millisecond) {
+		if c := countRuns(w); countsReached(c, ms.Counts) {
+			break
+		}
+	}
+	stdin.Close()
 	_ = cmd.Wait()
 	if answer == "" {
 		t.Fatalf("%s: no answer to set_model", mode)
 	}
+	return answer, countRuns(w)
+}
+
+// countRuns reads how often each counted hook ran.
+func countRuns(w *world) map[string]int {
 	counts := map[string]int{}
 	ents, _ := os.ReadDir(w.path("counts"))
 	for _, e := range ents {
 		data, _ := os.ReadFile(w.path("counts", e.Name()))
 		counts[e.Name()] = strings.Count(string(data), "run")
 	}
-	return answer, counts
+	return counts
+}
+
+// countsReached says whether every hook expected to run has run at least as often as
+// expected (a hook expected not to run cannot be waited for).
+func countsReached(got, want map[string]int) bool {
+	for name, n := range want {
+		if got[name] < n {
+			return false
+		}
+	}
+	return true
 }
