@@ -15,6 +15,7 @@ import (
 
 	"github.com/hookd/hookd/daemon/runner"
 	"github.com/hookd/hookd/protocol"
+	"github.com/hookd/hookd/test/testutil"
 )
 
 // Issue 13, defect 8: grandchildren of a hook that exits normally kept running (55 of
@@ -157,4 +158,44 @@ func reaperOf(t *testing.T, daemon int) int {
 	}
 	t.Errorf("daemon %d has no group reaper child", daemon)
 	return 0
+}
+
+// The reaper SIGKILLed together with the daemon: nothing runs to kill the hooks (the
+// parent-death signal reaches only the direct child), but the reaper's record in the
+// state directory lets the next `hookd serve` kill what is left.
+func TestFaultProcessHooksReapedByTheNextDaemon(t *testing.T) {
+	e := NewEnv(t)
+	mark := newMark(t)
+	e.WriteSettings("project", preToolUse(cmdHook("export HOOKD_MARK="+mark+"; for i in 1 2 3 4 5; do sleep 300 & done; sleep 300")))
+	e.Start()
+	reaper := reaperOf(t, e.daemon.Process.Pid)
+	c, err := protocol.Dial(context.Background(), e.Socket)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	go c.Do(context.Background(), &protocol.Request{Event: json.RawMessage(bashPayload(e, "ls")), ProjectDir: e.Project, Env: e.BaseEnv()}, nil)
+	Eventually(t, 20*time.Second, "the hook's 6 sleeps", func() bool { return len(marked(t, mark)) >= 6 })
+	// The reaper keeps up asynchronously (it may still be starting): wait until its
+	// record lists the hook's group, as it will a few milliseconds after any hook starts.
+	Eventually(t, 20*time.Second, "the reaper's record to list the hook's group", func() bool {
+		b, _ := os.ReadFile(filepath.Join(e.State, "hook-groups."+strconv.Itoa(reaper)))
+		return strings.Contains(string(b), "+")
+	})
+	if reaper <= 0 {
+		t.Fatal("no reaper")
+	}
+	syscall.Kill(reaper, syscall.SIGKILL)
+	Eventually(t, 10*time.Second, "the reaper to die", func() bool { return testutil.ProcessGone(reaper) })
+	e.daemon.Process.Signal(syscall.SIGKILL)
+	<-e.exited
+	// Give a (wrongly) surviving reaper time to act: the background sleeps must still run.
+	time.Sleep(200 * time.Millisecond)
+	orphans := len(marked(t, mark))
+	if orphans < 5 {
+		t.Fatalf("%d of the hook's processes left with reaper and daemon gone; the test needs the 5 background sleeps alive", orphans)
+	}
+	e.Start()
+	Eventually(t, 20*time.Second, "the next daemon to kill the hook's orphaned group", func() bool { return len(marked(t, mark)) == 0 })
+	t.Logf("faults_process: daemon and reaper both SIGKILLed: %d of the hook's processes survived them; the next hookd serve killed all of them", orphans)
 }

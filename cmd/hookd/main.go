@@ -11,7 +11,7 @@ import (
 )
 
 func main() {
-	if len(os.Args) == 2 && os.Args[1] == runner.ReaperArg {
+	if len(os.Args) >= 2 && len(os.Args) <= 3 && os.Args[1] == runner.ReaperArg {
 		reaperMain()
 		return
 	}
@@ -33,7 +33,11 @@ func main() {
 // (the daemon gone) ends it.
 func reaperMain() {
 	signal.Ignore(syscall.SIGINT, syscall.SIGTERM, syscall.SIGHUP, syscall.SIGPIPE)
-	runner.RunReaper(os.Stdin, func(format string, args ...any) {
+	record := ""
+	if len(os.Args) == 3 {
+		record = os.Args[2]
+	}
+	runner.RunReaper(os.Stdin, record, func(format string, args ...any) {
 		fmt.Fprintf(os.Stderr, "hookd group reaper: "+format+"\n", args...)
 	})
 }

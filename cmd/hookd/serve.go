@@ -37,16 +37,14 @@ every settings file (fsnotify; see docs/hot-reload.md), reloads everything on SI
 			hup := make(chan os.Signal, 1)
 			signal.Notify(hup, syscall.SIGHUP)
 			defer signal.Stop(hup)
-			// Hooks die with the daemon, even a SIGKILLed one: a helper kills their process
-			// groups when the daemon's end of its pipe closes (daemon/runner/groups.go).
-			// Started before the daemon, closed after it (deferred first).
-			if exe, err := os.Executable(); err != nil {
-				log.Warn("cannot find hookd's own executable; hooks may outlive a crashed daemon", zap.Error(err))
-			} else if g, err := runner.StartGroupReaper(exe); err != nil {
-				log.Warn("cannot start the hook group reaper; hooks may outlive a crashed daemon", zap.Error(err))
-			} else {
-				defer g.Close()
-			}
+			// Closed after the daemon (deferred before it): after a clean shutdown it has no
+			// group left to kill.
+			var reaper *runner.GroupReaper
+			defer func() {
+				if reaper != nil {
+					reaper.Close()
+				}
+			}()
 			src, sock := sources(c, cfg), c.String("socket")
 			d, err := daemon.New(ctx, daemon.Options{
 				Logger: log, Config: cfg, Sources: src, StateDir: c.String("state-dir"),
@@ -56,6 +54,22 @@ every settings file (fsnotify; see docs/hot-reload.md), reloads everything on SI
 				return err
 			}
 			defer d.Close()
+			// Hooks die with the daemon, even a SIGKILLed one: a helper kills their process
+			// groups when the daemon's end of its pipe closes, and keeps a record in the
+			// state directory in case it dies too. Now that this daemon owns the socket, it
+			// reaps what the records of dead reapers list (daemon/runner/groups.go).
+			if state := c.String("state-dir"); state != "" {
+				if n := runner.ReapRecorded(state, func(format string, args ...any) { log.Warn(fmt.Sprintf(format, args...)) }); n > 0 {
+					log.Warn("killed hook process groups left by a daemon that died with its reaper", zap.Int("groups", n))
+				}
+			}
+			if exe, err := os.Executable(); err != nil {
+				log.Warn("cannot find hookd's own executable; hooks may outlive a crashed daemon", zap.Error(err))
+			} else if g, err := runner.StartGroupReaper(exe, c.String("state-dir")); err != nil {
+				log.Warn("cannot start the hook group reaper; hooks may outlive a crashed daemon", zap.Error(err))
+			} else {
+				reaper = g
+			}
 			log.Info("hookd serving", zap.String("socket", sock), zap.String("version", daemon.Version),
 				zap.String("config", cfgPath), zap.String("managed_dir", src.ManagedDir), zap.String("user_dir", src.UserDir),
 				zap.String("mode", cfg.Mode))

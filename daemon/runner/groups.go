@@ -36,6 +36,12 @@ import (
 // killed, so a recycled pid is never killed. Each hook's direct child also gets
 // PR_SET_PDEATHSIG (SIGKILL) while a reaper runs, a second line of defence that needs
 // no helper but reaches only that one process.
+//
+// Should the reaper die with the daemon (both SIGKILLed, the OOM killer), its record
+// remains: the reaper appends every line it receives, with the leader's start time, to
+// <state>/hook-groups.<its pid> (not synced: a crash of the machine ends the hooks as
+// well). The next `hookd serve` replays every record whose reaper is gone, kills the
+// groups it still finds (verified the same way) and removes the record.
 
 // ReaperArg is the argument that makes hookd run as the group reaper (cmd/hookd).
 const ReaperArg = "__hookd-group-reaper"
@@ -51,13 +57,18 @@ type GroupReaper struct {
 var reaper atomic.Pointer[GroupReaper]
 
 // StartGroupReaper starts exe (hookd) as the group reaper and makes every hook process
-// started afterwards known to it. Close stops it (killing any group still tracked).
-func StartGroupReaper(exe string) (*GroupReaper, error) {
+// started afterwards known to it; with stateDir set, the reaper keeps its record there
+// (ReapRecorded). Close stops it (killing any group still tracked).
+func StartGroupReaper(exe, stateDir string) (*GroupReaper, error) {
 	r, w, err := os.Pipe() // O_CLOEXEC: no hook inherits the daemon's end
 	if err != nil {
 		return nil, err
 	}
-	cmd := exec.Command(exe, ReaperArg)
+	args := []string{ReaperArg}
+	if stateDir != "" {
+		args = append(args, filepath.Join(stateDir, recordPrefix))
+	}
+	cmd := exec.Command(exe, args...)
 	cmd.Stdin = r
 	cmd.Stderr = os.Stderr // its few lines join the daemon's
 	// Its own group, so a signal to the daemon's group does not take it along.
@@ -132,10 +143,16 @@ func waitExited(pid int) error {
 	}
 }
 
+// recordPrefix names a reaper's record in the state directory; its pid follows.
+const recordPrefix = "hook-groups."
+
 // RunReaper is the group reaper's main loop: it reads "+PID" / "-PID" lines until EOF,
-// then kills the groups still tracked. It returns how many groups it killed.
-func RunReaper(in io.Reader, logf func(string, ...any)) int {
+// then kills the groups still tracked. With record set (a path prefix), it keeps its
+// record at record+<its pid> (see ReapRecorded) and removes it at the end. It returns how
+// many groups it killed.
+func RunReaper(in io.Reader, record string, logf func(string, ...any)) int {
 	groups := map[int]uint64{} // pgid → its leader's start time (clock ticks since boot)
+	rec := openRecord(record, logf)
 	sc := bufio.NewScanner(in)
 	for sc.Scan() {
 		line := sc.Text()
@@ -150,15 +167,132 @@ func RunReaper(in io.Reader, logf func(string, ...any)) int {
 		case '+':
 			if st, _, err := procStat(pid); err == nil {
 				groups[pid] = st
+				rec.add(pid, st, groups)
 			} // gone already: its "-" follows
 		case '-':
-			delete(groups, pid)
+			if _, ok := groups[pid]; ok {
+				delete(groups, pid)
+				rec.remove(pid, groups)
+			}
 		}
 	}
-	if len(groups) == 0 {
-		return 0
+	n := 0
+	if len(groups) > 0 {
+		n = killGroups(groups, logf)
 	}
-	return killGroups(groups, logf)
+	rec.close()
+	return n
+}
+
+// record is a reaper's file of live groups: "+PGID START" and "-PGID" lines, compacted
+// to the live set now and then. A nil record does nothing.
+type record struct {
+	path  string
+	f     *os.File
+	lines int
+}
+
+func openRecord(prefix string, logf func(string, ...any)) *record {
+	if prefix == "" {
+		return nil
+	}
+	path := prefix + strconv.Itoa(os.Getpid())
+	f, err := os.OpenFile(path, os.O_CREATE|os.O_TRUNC|os.O_WRONLY|os.O_APPEND, 0o600)
+	if err != nil {
+		if logf != nil {
+			logf("cannot keep a record of hook groups (%v): they die with the daemon only while this reaper lives", err)
+		}
+		return nil
+	}
+	return &record{path: path, f: f}
+}
+
+func (r *record) add(pid int, start uint64, live map[int]uint64) {
+	if r != nil {
+		r.write(fmt.Sprintf("+%d %d\n", pid, start), live)
+	}
+}
+
+func (r *record) remove(pid int, live map[int]uint64) {
+	if r != nil {
+		r.write(fmt.Sprintf("-%d\n", pid), live)
+	}
+}
+
+func (r *record) write(line string, live map[int]uint64) {
+	_, _ = r.f.WriteString(line)
+	r.lines++
+	if r.lines < 4096 || r.lines < 4*len(live) {
+		return
+	}
+	// Compact: the live set alone, replacing the file atomically.
+	var b strings.Builder
+	for pid, st := range live {
+		fmt.Fprintf(&b, "+%d %d\n", pid, st)
+	}
+	tmp := r.path + ".tmp"
+	if err := os.WriteFile(tmp, []byte(b.String()), 0o600); err != nil {
+		return
+	}
+	if err := os.Rename(tmp, r.path); err != nil {
+		return
+	}
+	if f, err := os.OpenFile(r.path, os.O_WRONLY|os.O_APPEND, 0); err == nil {
+		r.f.Close()
+		r.f, r.lines = f, len(live)
+	}
+}
+
+func (r *record) close() {
+	if r != nil {
+		r.f.Close()
+		os.Remove(r.path)
+	}
+}
+
+// ReapRecorded kills the hook groups recorded in stateDir by reapers that are gone
+// (killed together with their daemon) and removes their records. `hookd serve` calls it
+// once it owns its socket. It returns how many groups it killed.
+func ReapRecorded(stateDir string, logf func(string, ...any)) int {
+	paths, _ := filepath.Glob(filepath.Join(stateDir, recordPrefix+"*"))
+	n := 0
+	for _, path := range paths {
+		pid, err := strconv.Atoi(strings.TrimPrefix(filepath.Base(path), recordPrefix))
+		if err != nil {
+			continue // a compaction's .tmp, or not ours
+		}
+		if cmdline, err := os.ReadFile(filepath.Join("/proc", strconv.Itoa(pid), "cmdline")); err == nil && strings.Contains(string(cmdline), ReaperArg) {
+			continue // its reaper lives (another daemon's, or one still doing its work)
+		}
+		b, err := os.ReadFile(path)
+		if err != nil {
+			continue
+		}
+		groups := map[int]uint64{}
+		for _, line := range strings.Split(string(b), "\n") {
+			f := strings.Fields(strings.TrimLeft(line, "+-"))
+			if len(line) < 2 || len(f) == 0 {
+				continue
+			}
+			pg, err := strconv.Atoi(f[0])
+			if err != nil || pg <= 1 {
+				continue
+			}
+			switch {
+			case line[0] == '+' && len(f) == 2:
+				if st, err := strconv.ParseUint(f[1], 10, 64); err == nil {
+					groups[pg] = st
+				}
+			case line[0] == '-':
+				delete(groups, pg)
+			}
+		}
+		if len(groups) > 0 {
+			n += killGroups(groups, logf)
+		}
+		os.Remove(path)
+	}
+	return n
 }
 
 // killGroups kills each tracked group that still has a member started no earlier than

@@ -5,6 +5,7 @@ import (
 	"io"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"syscall"
@@ -50,7 +51,7 @@ func TestReaperKillsTrackedGroupsAtEOF(t *testing.T) {
 	tracked, untracked := startGroup(t), startGroup(t)
 	pr, pw := io.Pipe()
 	done := make(chan int)
-	go func() { done <- RunReaper(pr, t.Logf) }()
+	go func() { done <- RunReaper(pr, "", t.Logf) }()
 	io.WriteString(pw, "+"+strconv.Itoa(tracked.Process.Pid)+"\n+"+strconv.Itoa(untracked.Process.Pid)+"\n-"+strconv.Itoa(untracked.Process.Pid)+"\n")
 	pw.Close() // the daemon is gone
 	if n := <-done; n != 1 {
@@ -100,4 +101,53 @@ func isZombie(pid int) bool {
 	s := string(b)
 	i := strings.LastIndexByte(s, ')')
 	return i < 0 || len(s) < i+3 || s[i+2] == 'Z'
+}
+
+// The record a reaper keeps lets the next daemon kill what a reaper killed together with
+// its daemon left running.
+func TestReapRecordedAfterTheReaperDied(t *testing.T) {
+	dir := t.TempDir()
+	live, gone := startGroup(t), startGroup(t)
+	pr, pw := io.Pipe()
+	done := make(chan int)
+	go func() { done <- RunReaper(pr, filepath.Join(dir, recordPrefix), t.Logf) }()
+	io.WriteString(pw, "+"+strconv.Itoa(live.Process.Pid)+"\n+"+strconv.Itoa(gone.Process.Pid)+"\n-"+strconv.Itoa(gone.Process.Pid)+"\n")
+	record := filepath.Join(dir, recordPrefix+strconv.Itoa(os.Getpid()))
+	testutil.WaitFor(t, 10*time.Second, "the record to list the group", func() bool {
+		b, _ := os.ReadFile(record)
+		return strings.Count(string(b), "\n") == 3
+	})
+	// The record of a reaper that still runs is left alone (another daemon's). A process
+	// whose command line carries the reaper's argument stands in for one.
+	b, _ := os.ReadFile(record)
+	fake := exec.Command("/bin/sh", "-c", "sleep 300", ReaperArg)
+	if err := fake.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { fake.Process.Kill(); fake.Wait() })
+	alive := filepath.Join(dir, recordPrefix+strconv.Itoa(fake.Process.Pid))
+	if err := os.WriteFile(alive, b, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	os.Remove(record) // the real one belongs to RunReaper above; it is checked at the end
+	if n := ReapRecorded(dir, t.Logf); n != 0 || !groupAlive(live.Process.Pid) {
+		t.Fatalf("reaped %d groups of a live reaper", n)
+	}
+	// The same record under a pid that is no reaper: the daemon that starts next reaps it.
+	orphan := filepath.Join(dir, recordPrefix+"1")
+	if err := os.Rename(alive, orphan); err != nil {
+		t.Fatal(err)
+	}
+	if n := ReapRecorded(dir, t.Logf); n != 1 {
+		t.Fatalf("reaped %d groups, want 1", n)
+	}
+	testutil.WaitFor(t, 10*time.Second, "the recorded group to die", func() bool { return !groupAlive(live.Process.Pid) })
+	if !groupAlive(gone.Process.Pid) {
+		t.Fatal("a group recorded as finished was killed")
+	}
+	if _, err := os.Stat(orphan); !os.IsNotExist(err) {
+		t.Fatal("the reaped record was not removed")
+	}
+	pw.Close()
+	<-done
 }
