@@ -21,6 +21,7 @@ def _zygote():
     if sys.path and sys.path[0] == "":
         del sys.path[0]
     baseline = set(sys.modules)
+    inherited_fds = {int(n) for n in os.listdir("/proc/self/fd")} - {3}
     orig_argv0 = list(sys.orig_argv[:1])
     start_environ = [k + "=" + v for k, v in os.environ.items()]
     base_path = list(sys.path)
@@ -154,6 +155,16 @@ def _zygote():
                 os.close(pfd)
             for sp in spares:
                 sp[1].close()
+            # Anything else the zygote had open at the fork (an event's descriptors while it
+            # was being handed over) is not ours either; what the zygote inherited at start
+            # is, as a cold process would inherit it.
+            for name in os.listdir("/proc/self/fd"):
+                fd = int(name)
+                if fd not in inherited_fds and fd != cs.fileno():
+                    try:
+                        os.close(fd)
+                    except OSError:
+                        pass
             warm_setup()
         except BaseException:  # noqa: BLE001
             os._exit(127)
@@ -344,6 +355,14 @@ def _zygote():
         except OSError:
             os.kill(pid, 9)  # it never got its event and runs nothing; hookd sees a hook killed
         zs.close()
+        # Our copies of the event's descriptors go before the next fork: a spare holding the
+        # event's stdout would keep hookd from ever seeing it end.
+        for fd in fds:
+            os.close(fd)
+        fds[:] = []
+        # The next spare is forked now, while this event's hook runs (on another core, if
+        # there is one), so that a back-to-back event finds it ready.
+        replenish()
 
     def new_spare():
         """Forks a spare child; returns (pid, zygote's socket end, pidfd) or None."""
@@ -431,9 +450,7 @@ def _zygote():
         os.close(pfd)
         _, status = os.waitpid(pid, 0)
         send({"id": rid, "code": os.waitstatus_to_exitcode(status)})
-        # The event is answered; the next spare is forked while hookd records and answers
-        # it and the next event's client starts.
-        replenish()
+        replenish()  # if a spare was used up meanwhile
 
     gc.freeze()
     send({"op": "ready", "pid": os.getpid(), "version": list(sys.version_info[:3]),
