@@ -1,11 +1,13 @@
 package configs
 
 import (
+	"fmt"
 	"path/filepath"
 	"reflect"
 	"strings"
 	"testing"
 
+	"github.com/hookd/hookd/events"
 	"github.com/hookd/hookd/rules"
 )
 
@@ -151,29 +153,37 @@ func TestIsForwarder(t *testing.T) {
 
 // A managed drop-in that forwards to hookc and sets allowManagedHooksOnly (`hookd install
 // claude-code --scope managed`) routes: Claude Code runs only managed hooks, so hookd runs
-// the command and http hooks of every other file — its own flag does not stop them — and
-// leaves the other managed hooks to Claude Code. The flag set by any other managed file
-// keeps its meaning; a forwarder without the flag does not make a routing drop-in.
+// the command and http hooks of every other file — its own flag does not stop them. The
+// flag set by any other managed file keeps its meaning; a forwarder without the flag does
+// not make a routing drop-in. In every case Claude Code runs the admin's managed hook
+// itself, so for an event Claude Code sent (FromClaudeCode) hookd reports it as not run —
+// with the drop-in and without it (a user-scope install's forwarder) alike — and for any
+// other caller (Codex, Gemini CLI, a raw client) hookd, the only runner, runs it.
 func TestManagedRoutingDropIn(t *testing.T) {
 	const dropIn = `{"allowManagedHooksOnly": true, "hooks": {"PreToolUse": [{"matcher": "*", "hooks": [{"type": "command", "command": "/usr/bin/hookc", "timeout": 600}]}]}}`
 	tests := []struct {
 		name        string
 		dropIn      string
 		adminFlag   bool
-		wantRun     []string
+		wantRun     []string // for an event Claude Code sent
 		wantRouted  bool
 		wantNotRun  []string
 		managedOnly bool
+		// for an event from anyone else: the managed hook runs in hookd
+		otherRun, otherNotRun []string
 	}{
 		// settings.json's hooks added after a user-scope install are hookd's again: Claude
 		// Code no longer runs them.
-		{"routing drop-in", dropIn, false, []string{"user-after-install", "moved-user", "project", "local"}, true, []string{"prompt"}, false},
+		{"routing drop-in", dropIn, false, []string{"user-after-install", "moved-user", "project", "local"}, true, []string{"managed", "prompt"}, false,
+			[]string{"managed", "user-after-install", "moved-user", "project", "local"}, []string{"prompt"}},
 		// Claude Code runs only managed hooks, and runs them itself: nothing is left to hookd.
-		{"admin sets the flag too", dropIn, true, []string{}, true, nil, true},
+		{"admin sets the flag too", dropIn, true, []string{}, true, []string{"managed"}, true,
+			[]string{"managed"}, []string{}},
 		// Not a routing drop-in: the usual rules (what is left beside hookd.json is Claude
-		// Code's; hookd runs the rest).
+		// Code's; hookd runs the rest) — and the managed hook is Claude Code's.
 		{"forwarder without the flag", strings.Replace(dropIn, `"allowManagedHooksOnly": true, `, "", 1), false,
-			[]string{"managed", "moved-user", "project", "local"}, false, []string{"prompt"}, false},
+			[]string{"moved-user", "project", "local"}, false, []string{"managed", "prompt"}, false,
+			[]string{"managed", "moved-user", "project", "local"}, []string{"prompt"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -194,24 +204,151 @@ func TestManagedRoutingDropIn(t *testing.T) {
 			tr.set(t, "project", `{"hooks": {"PreToolUse": [{"hooks": [{"type": "command", "command": "project"}, {"type": "prompt", "prompt": "judge"}]}]}}`)
 			tr.set(t, "local", hooksJSON("PreToolUse", "Bash", "local"))
 			s := tr.compile(t)
-			run, notRun := s.Match(Query{Event: ev(t, "PreToolUse"), MatchValue: "Bash", Tool: bashCall("ls")})
-			if got := commands(run); !reflect.DeepEqual(got, tt.wantRun) {
-				t.Errorf("run = %v, want %v", got, tt.wantRun)
-			}
-			if gn := commands(notRun); !reflect.DeepEqual(gn, append([]string{}, tt.wantNotRun...)) {
-				t.Errorf("notRun = %v, want %v", gn, tt.wantNotRun)
+			for _, tool := range []*rules.Call{bashCall("ls"), nil} { // with and without the precomputed answer
+				for _, fromCC := range []bool{true, false} {
+					wantRun, wantNotRun := tt.wantRun, tt.wantNotRun
+					if !fromCC {
+						wantRun, wantNotRun = tt.otherRun, tt.otherNotRun
+					}
+					run, notRun := s.Match(Query{Event: ev(t, "PreToolUse"), MatchValue: "Bash", Tool: tool, FromClaudeCode: fromCC})
+					if got := commands(run); !reflect.DeepEqual(got, wantRun) {
+						t.Errorf("FromClaudeCode=%v: run = %v, want %v", fromCC, got, wantRun)
+					}
+					if gn := commands(notRun); !reflect.DeepEqual(gn, append([]string{}, wantNotRun...)) {
+						t.Errorf("FromClaudeCode=%v: notRun = %v, want %v", fromCC, gn, wantNotRun)
+					}
+					for _, h := range notRun {
+						if r := s.ReasonFor(h, fromCC); (h.Command == "managed") != strings.HasPrefix(r, "run by Claude Code: managed hook") {
+							t.Errorf("FromClaudeCode=%v: %s not run for %q", fromCC, h.ID, r)
+						}
+					}
+				}
 			}
 			if (s.RoutedBy == dropPath) != tt.wantRouted || s.ManagedOnly != tt.managedOnly {
 				t.Errorf("RoutedBy = %q, ManagedOnly = %v", s.RoutedBy, s.ManagedOnly)
 			}
 			for _, h := range s.HandlersFor("PreToolUse") {
-				if h.Command == "managed" && tt.wantRouted && !tt.managedOnly && !strings.Contains(s.Reason(h), "run by Claude Code") {
-					t.Errorf("managed hook reason %q", s.Reason(h))
+				if h.Command == "managed" && (!s.ClaudeCodeRuns(h) || s.Reason(h) != "") {
+					t.Errorf("managed hook: ClaudeCodeRuns %v, reason %q", s.ClaudeCodeRuns(h), s.Reason(h))
 				}
 				if h.Type == "prompt" && tt.wantRouted && !tt.managedOnly && !strings.Contains(s.Reason(h), "allowManagedHooksOnly") {
 					t.Errorf("prompt hook reason %q", s.Reason(h))
 				}
 			}
 		})
+	}
+}
+
+// A managed hook without any routing drop-in (after a plain user-scope install): Claude
+// Code runs it itself beside the user file's forwarder, so for the events Claude Code
+// sends hookd must not run it too; for other callers it does. Checked on an event whose
+// answer is precomputed (no matcher, no `if`), under disableAllHooks in a user file
+// (managed hooks keep running in Claude Code) and in managed settings (nothing runs, and
+// it is not "run by Claude Code").
+func TestManagedHookLeftToClaudeCode(t *testing.T) {
+	for _, tt := range []struct {
+		name, userExtra, managedExtra string
+		ccRuns                        bool
+	}{
+		{"plain", "", "", true},
+		{"disableAllHooks in user settings", `"disableAllHooks": true, `, "", true},
+		{"disableAllHooks in managed settings", "", `"disableAllHooks": true, `, false},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			tr := newTree(t)
+			tr.set(t, "managed", strings.Replace(hooksJSON("UserPromptSubmit", "", "managed", "/usr/bin/hookc"), "{", "{"+tt.managedExtra, 1))
+			tr.set(t, "user", strings.Replace(hooksJSON("UserPromptSubmit", "", "/usr/bin/hookc"), "{", "{"+tt.userExtra, 1))
+			write(t, filepath.Join(tr.src.Home, ".claude", "hookd.json"), `{"hookd": {"version": 1, "forwarder": "/usr/bin/hookc"},
+				"hooks": {"UserPromptSubmit": [{"hooks": [{"type": "command", "command": "moved-user"}]}]}}`)
+			s := tr.compile(t)
+			if s.RoutedBy != "" || s.NotForwarded != nil || s.RunNowhere != nil {
+				t.Fatalf("no routing drop-in: RoutedBy %q NotForwarded %v RunNowhere %v", s.RoutedBy, s.NotForwarded, s.RunNowhere)
+			}
+			wantUser := []string{"moved-user"}
+			if tt.userExtra != "" || tt.managedExtra != "" {
+				wantUser = []string{}
+			}
+			for _, fromCC := range []bool{true, false} {
+				run, notRun := s.Match(Query{Event: ev(t, "UserPromptSubmit"), FromClaudeCode: fromCC})
+				var wantRun, wantNot []string
+				switch {
+				case !tt.ccRuns:
+					wantRun, wantNot = wantUser, []string{}
+				case fromCC:
+					wantRun, wantNot = wantUser, []string{"managed"}
+				default:
+					wantRun, wantNot = append([]string{"managed"}, wantUser...), []string{}
+				}
+				if got := commands(run); !reflect.DeepEqual(got, wantRun) {
+					t.Errorf("FromClaudeCode=%v: run %v, want %v", fromCC, got, wantRun)
+				}
+				if got := commands(notRun); !reflect.DeepEqual(got, wantNot) {
+					t.Errorf("FromClaudeCode=%v: notRun %v, want %v", fromCC, got, wantNot)
+				}
+				for _, h := range notRun {
+					if r := s.ReasonFor(h, fromCC); r != ReasonClaudeCodeRuns {
+						t.Errorf("%s: reason %q", h.ID, r)
+					}
+				}
+			}
+			for _, h := range s.HandlersFor("UserPromptSubmit") {
+				if h.Command == "managed" && s.ClaudeCodeRuns(h) != tt.ccRuns {
+					t.Errorf("ClaudeCodeRuns(managed) = %v, want %v", s.ClaudeCodeRuns(h), tt.ccRuns)
+				}
+				if h.Command != "managed" && s.ClaudeCodeRuns(h) {
+					t.Errorf("ClaudeCodeRuns(%s) = true", h.ID)
+				}
+			}
+		})
+	}
+}
+
+// Under the routing drop-in, hooks of the events it has no forwarder for run nowhere:
+// Claude Code does not run them (allowManagedHooksOnly) and does not send the event. The
+// snapshot names the events (NotForwarded) and each such hook (RunNowhere); managed hooks
+// of those events are not among them (Claude Code runs them), nor is anything without the
+// flag.
+func TestRoutingNotForwarded(t *testing.T) {
+	var fwd []string
+	for _, name := range events.Names() {
+		if name != "FileChanged" && name != "WorktreeCreate" && name != "WorktreeRemove" {
+			fwd = append(fwd, fmt.Sprintf(`%q: [{"hooks": [{"type": "command", "command": "/usr/bin/hookc"}]}]`, name))
+		}
+	}
+	dropIn := `{"allowManagedHooksOnly": true, "hooks": {` + strings.Join(fwd, ", ") + `}}`
+	for _, flag := range []bool{true, false} {
+		tr := newTree(t)
+		d := dropIn
+		if !flag {
+			d = strings.Replace(d, `"allowManagedHooksOnly": true, `, "", 1)
+		}
+		drop := tr.set(t, "managed.d:50-hookd.json", d)
+		tr.set(t, "managed", hooksJSON("WorktreeCreate", "", "managed-worktree"))
+		user := tr.set(t, "user", `{"hooks": {"FileChanged": [{"matcher": ".envrc", "hooks": [{"type": "command", "command": "direnv"}]}],
+			"PreToolUse": [{"hooks": [{"type": "command", "command": "guard"}]}]}}`)
+		proj := tr.set(t, "project", hooksJSON("WorktreeRemove", "", "cleanup"))
+		s := tr.compile(t)
+		if !flag {
+			if s.RoutedBy != "" || s.NotForwarded != nil || s.RunNowhere != nil {
+				t.Errorf("without the flag: RoutedBy %q NotForwarded %v RunNowhere %v", s.RoutedBy, s.NotForwarded, s.RunNowhere)
+			}
+			continue
+		}
+		if s.RoutedBy != drop {
+			t.Fatalf("RoutedBy %q", s.RoutedBy)
+		}
+		if want := []string{"FileChanged", "WorktreeCreate", "WorktreeRemove"}; !reflect.DeepEqual(s.NotForwarded, want) {
+			t.Errorf("NotForwarded %v, want %v", s.NotForwarded, want)
+		}
+		var got []string
+		for _, w := range s.RunNowhere {
+			got = append(got, w.File+" "+w.Field)
+			if !strings.Contains(w.Message, "runs nowhere") || !strings.Contains(w.Message, drop) || w.IsError() {
+				t.Errorf("finding %q", w)
+			}
+		}
+		if want := []string{user + " hooks.FileChanged", proj + " hooks.WorktreeRemove"}; !reflect.DeepEqual(got, want) {
+			t.Errorf("RunNowhere %v, want %v", got, want)
+		}
 	}
 }

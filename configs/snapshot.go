@@ -41,6 +41,15 @@ type Snapshot struct {
 	// Claude Code then runs only managed hooks — the forwarders and the admin's own —
 	// and hookd runs the command and http hooks of every other file. "" otherwise.
 	RoutedBy string
+	// NotForwarded are the catalogue events, sorted, for which no routing file (see
+	// RoutedBy) has a forwarder: under the drop-in Claude Code neither runs the user,
+	// project and local hooks of these events nor sends them to hookd. nil when RoutedBy
+	// is "". The installer's drop-in leaves out FileChanged, WorktreeCreate and
+	// WorktreeRemove (configs/install.ManagedForwarding).
+	NotForwarded []string
+	// RunNowhere are findings, one per hook, on the hooks of NotForwarded events in
+	// non-managed files: nothing runs them while the drop-in is in effect.
+	RunNowhere []Warning
 	// ManagedRulesOnly: a managed file sets allowManagedPermissionRulesOnly.
 	ManagedRulesOnly bool
 
@@ -62,8 +71,13 @@ type Snapshot struct {
 	all      []*Handler
 	byEvent  map[string]*eventIndex
 	reasons  map[*Handler]string
+	native   map[*Handler]bool // see ClaudeCodeRuns
 	urlGlobs []urlGlob
 }
+
+// ReasonClaudeCodeRuns is the reason a managed hook is not run by hookd for an event
+// Claude Code sent (Query.FromClaudeCode); the audit record carries it.
+const ReasonClaudeCodeRuns = "run by Claude Code: managed hook (Claude Code runs the hooks of its managed settings files itself; hookd runs them only for events Claude Code did not send)"
 
 // eventIndex is one event's precompiled handler list.
 type eventIndex struct {
@@ -74,12 +88,17 @@ type eventIndex struct {
 	// does not depend on the query and is precomputed.
 	static               bool
 	staticRun, staticNot []*Handler
+	// the same for Query.FromClaudeCode
+	staticRunCC, staticNotCC []*Handler
 }
 
 type candidate struct {
 	h      *Handler
 	key    int  // dense dedup key index
 	notRun bool // matched handlers hookd reports but does not run
+	// native: Claude Code runs this handler itself (a managed hook); for an event it
+	// sent (Query.FromClaudeCode) hookd reports it as not run instead of running it.
+	native bool
 }
 
 // Query is one event to match.
@@ -90,6 +109,13 @@ type Query struct {
 	MatchValue string
 	// Tool is the tool call, for `if` filters; nil for non-tool events.
 	Tool *rules.Call
+	// FromClaudeCode: Claude Code sent the event (through its hookc forwarder, or hookc's
+	// in-process fallback) and runs the hooks of its managed files itself, whatever else
+	// is installed — the installer never moves them. Those hooks are then reported as not
+	// run (ReasonClaudeCodeRuns) rather than run a second time. For any other caller —
+	// Codex, Gemini CLI, a raw socket client — hookd is the only runner and runs them:
+	// one policy for every harness.
+	FromClaudeCode bool
 }
 
 // Empty returns the seed snapshot: no files, no hooks, no rules.
@@ -98,7 +124,7 @@ func Empty() *Snapshot { return Compile(nil) }
 // Compile builds a snapshot from files in configuration order (Sources.Files order); nil
 // entries (absent files) are skipped.
 func Compile(files []*File) *Snapshot {
-	s := &Snapshot{byEvent: map[string]*eventIndex{}, reasons: map[*Handler]string{}}
+	s := &Snapshot{byEvent: map[string]*eventIndex{}, reasons: map[*Handler]string{}, native: map[*Handler]bool{}}
 	for _, f := range files {
 		if f != nil {
 			s.Files = append(s.Files, f)
@@ -111,13 +137,14 @@ func Compile(files []*File) *Snapshot {
 	// later --settings files earlier ones).
 	disableRank, disableFrom := -1, ""
 	var disableManaged, ccManagedOnly bool
-	routing := map[*File]bool{} // managed files holding a hookc forwarder
+	routing := map[*File]bool{}    // managed files holding a hookc forwarder
+	forwarded := map[string]bool{} // events those forwarders are configured for
 	for _, f := range s.Files {
 		if f.Ref.Managed() && f.Ref.Kind == KindManaged {
 			for _, h := range f.Handlers {
 				if h.Type == events.Command && IsForwarder(h.Command, h.Args) {
 					routing[f] = true
-					break
+					forwarded[h.Event.Name] = true
 				}
 			}
 		}
@@ -161,6 +188,15 @@ func Compile(files []*File) *Snapshot {
 		// Without the flag Claude Code runs every file's hooks itself: hookd running
 		// them too would run them twice, so a forwarder alone does not route.
 		s.RoutedBy = ""
+	}
+	if s.RoutedBy != "" {
+		s.NotForwarded = []string{}
+		for _, name := range events.Names() {
+			if !forwarded[name] {
+				s.NotForwarded = append(s.NotForwarded, name)
+			}
+		}
+		sort.Strings(s.NotForwarded)
 	}
 	s.DisableManagedToo = s.DisableAllHooks && disableManaged
 	if s.AllowedHTTPURLs == nil && s.AllowedHTTPURLsSet {
@@ -232,10 +268,17 @@ func Compile(files []*File) *Snapshot {
 			if movedTo != "" && !blocked {
 				reason, blocked = "run by Claude Code: hookd install claude-code moved this file's command and http hooks to "+movedTo, true
 			}
-			if s.RoutedBy != "" && f.Ref.Kind == KindManaged && !blocked {
-				// Claude Code runs the hooks of its managed files itself, beside the
-				// forwarders: hookd running them too would run them twice.
-				reason, blocked = "run by Claude Code: a managed hook (hookd's managed drop-in "+s.RoutedBy+" routes only the other files' hooks)", true
+			// Claude Code runs the hooks of its managed files itself — beside hookd's
+			// drop-in, or beside a user/project install's forwarder alike — so for the
+			// events it sends hookd leaves them to it (Query.FromClaudeCode). A hook
+			// neither would run (an http URL outside the allowlist) stays as reason says.
+			native := f.Ref.Kind == KindManaged && !blocked && (reason == "" || !h.Runnable)
+			if native {
+				s.native[h] = true
+			}
+			if s.RoutedBy != "" && !blocked && !f.Ref.Managed() && !forwarded[name] {
+				s.RunNowhere = append(s.RunNowhere, Warning{File: f.Ref.Path, Field: "hooks." + name,
+					Message: fmt.Sprintf("%s runs nowhere: under hookd's managed drop-in %s (allowManagedHooksOnly) Claude Code does not run it and does not forward %s to hookd", h.ID, s.RoutedBy, name)})
 			}
 			if reason != "" {
 				s.reasons[h] = reason
@@ -248,7 +291,7 @@ func Compile(files []*File) *Snapshot {
 				k = len(keyIDs[name])
 				keyIDs[name][h.Key] = k
 			}
-			ix.cands = append(ix.cands, candidate{h: h, key: k, notRun: reason != ""})
+			ix.cands = append(ix.cands, candidate{h: h, key: k, notRun: reason != "", native: native})
 		}
 	}
 	for name, ix := range s.byEvent {
@@ -261,8 +304,10 @@ func Compile(files []*File) *Snapshot {
 			}
 		}
 		if ix.static {
-			run, not := s.match(ix, "", nil)
+			run, not := s.match(ix, "", nil, false)
 			ix.staticRun, ix.staticNot = run[:len(run):len(run)], not[:len(not):len(not)]
+			run, not = s.match(ix, "", nil, true)
+			ix.staticRunCC, ix.staticNotCC = run[:len(run):len(run)], not[:len(not):len(not)]
 		}
 	}
 	return s
@@ -282,7 +327,7 @@ func (s *Snapshot) reason(h *Handler, disableFrom string) (reason string, blocke
 		return "allowManagedHooksOnly is set in managed settings: only managed hooks run", true
 	case h.Type == events.Command && IsForwarder(h.Command, h.Args):
 		return "forwards events to hookd (hookc); hookd never runs it, it would call itself", true
-	case s.RoutedBy != "" && !h.Runnable:
+	case s.RoutedBy != "" && !h.Runnable && !managed:
 		return fmt.Sprintf("%s hooks need the harness, and under hookd's managed drop-in (%s, allowManagedHooksOnly) Claude Code does not run them either; not run", h.Type, s.RoutedBy), false
 	case h.If != nil && !h.Event.ToolEvent:
 		return fmt.Sprintf("\"if\" is evaluated only on tool events; never runs on %s", h.Event.Name), true
@@ -303,6 +348,22 @@ func (s *Snapshot) Reason(h *Handler) string {
 	return s.reasons[h]
 }
 
+// ClaudeCodeRuns reports whether Claude Code runs h itself when it sends h's event: a
+// hook of a managed file that governance leaves on. Match with Query.FromClaudeCode
+// reports such a hook as not run, for ReasonClaudeCodeRuns.
+func (s *Snapshot) ClaudeCodeRuns(h *Handler) bool {
+	return s != nil && s.native[h]
+}
+
+// ReasonFor is Reason for an event Claude Code sent (fromClaudeCode) or not: for
+// Claude Code's own events a managed hook's reason is ReasonClaudeCodeRuns.
+func (s *Snapshot) ReasonFor(h *Handler, fromClaudeCode bool) string {
+	if fromClaudeCode && s.ClaudeCodeRuns(h) {
+		return ReasonClaudeCodeRuns
+	}
+	return s.Reason(h)
+}
+
 // Match returns the handlers of q.Event that match q, in configuration order and
 // deduplicated (identical handlers — same Key — run once; the first in configuration
 // order is kept, spec §3.5 and §12): run are the ones hookd runs, notRun the ones it
@@ -321,16 +382,19 @@ func (s *Snapshot) Match(q Query) (run []*Handler, notRun []*Handler) {
 		return nil, nil
 	}
 	if ix.static {
+		if q.FromClaudeCode {
+			return ix.staticRunCC, ix.staticNotCC
+		}
 		return ix.staticRun, ix.staticNot
 	}
 	value := q.MatchValue
 	if q.Event.MatchBasename && value != "" {
 		value = baseName(value)
 	}
-	return s.match(ix, value, q.Tool)
+	return s.match(ix, value, q.Tool, q.FromClaudeCode)
 }
 
-func (s *Snapshot) match(ix *eventIndex, value string, tool *rules.Call) (run, notRun []*Handler) {
+func (s *Snapshot) match(ix *eventIndex, value string, tool *rules.Call, fromCC bool) (run, notRun []*Handler) {
 	var buf [4]uint64 // 256 distinct handlers per event without allocating
 	seen := buf[:]
 	if ix.nkeys > len(buf)*64 {
@@ -349,7 +413,7 @@ func (s *Snapshot) match(ix *eventIndex, value string, tool *rules.Call) (run, n
 			continue
 		}
 		seen[w] |= bit
-		if c.notRun {
+		if c.notRun || fromCC && c.native {
 			notRun = append(notRun, h)
 		} else {
 			run = append(run, h)

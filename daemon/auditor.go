@@ -92,7 +92,7 @@ func AuditRecord(d *Decision) *audit.Record {
 	for _, nr := range d.NotRun {
 		ref := nr.Ref()
 		r.Hooks = append(r.Hooks, audit.Hook{ID: ref.ID, Source: ref.Source, File: ref.File, Matcher: ref.Matcher,
-			Type: ref.Type, Command: ref.Command, Outcome: protocol.OutcomeNotRun, Error: notRunReason(nr)})
+			Type: ref.Type, Command: ref.Command, Outcome: protocol.OutcomeNotRun, Error: notRunReason(d.Snapshot, nr, d.FromClaudeCode)})
 	}
 	res := d.Result
 	if res == nil {

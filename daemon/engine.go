@@ -45,9 +45,12 @@ type Decision struct {
 	Snapshot   *configs.Snapshot
 	Parts      []events.Interpretation
 	NotRun     []*configs.Handler
-	Handlers   []*configs.Handler // the handlers that ran, parallel to Parts
-	Resolution *rules.Resolution
-	Result     *protocol.Result
+	// FromClaudeCode: Claude Code sent the event and runs its managed hooks itself
+	// (configs.Query.FromClaudeCode).
+	FromClaudeCode bool
+	Handlers       []*configs.Handler // the handlers that ran, parallel to Parts
+	Resolution     *rules.Resolution
+	Result         *protocol.Result
 	// Harness, HarnessVersion and NativeEvent say which agent sent the event and what it
 	// called the event (package events/harness).
 	Harness, HarnessVersion, NativeEvent string
@@ -284,9 +287,17 @@ func (e *Engine) Handle(ctx context.Context, req *protocol.Request, caller Calle
 		}
 		call = &c
 	}
+	// Claude Code sent this event when the harness is Claude Code and the request comes
+	// from a process Claude Code started (CLAUDECODE=1 in the hook's environment, spec §6:
+	// hookc, or hookc's in-process fallback). Claude Code then runs the hooks of its
+	// managed files itself; hookd must not run them a second time. Only the request's own
+	// environment counts, never the daemon's (a daemon started from inside a Claude Code
+	// session inherits CLAUDECODE=1). A raw client with a Claude Code payload, Codex and
+	// Gemini CLI have no one else running those hooks: hookd runs them.
+	d.FromClaudeCode = hr.ad.Name == protocol.HarnessClaudeCode && runner.LookupEnv(req.Env, "CLAUDECODE") == "1"
 	var run, notRun []*configs.Handler
 	if !hr.local {
-		run, notRun = snap.Match(configs.Query{Event: ev, MatchValue: h.MatchValue, Tool: call})
+		run, notRun = snap.Match(configs.Query{Event: ev, MatchValue: h.MatchValue, Tool: call, FromClaudeCode: d.FromClaudeCode})
 	}
 	run, async := splitAsync(run)
 	// The harness's own hooks (configured under its own event names) run beside Claude
@@ -305,7 +316,7 @@ func (e *Engine) Handle(ctx context.Context, req *protocol.Request, caller Calle
 	for _, nr := range notRun {
 		ref := nr.Ref()
 		emit(&protocol.Frame{Type: protocol.FrameMessage, Kind: protocol.MsgNotRun, Hook: &ref,
-			Text: notRunReason(nr)})
+			Text: notRunReason(snap, nr, d.FromClaudeCode)})
 	}
 
 	hctx := hookContext{payload: hr.canon, match: h.MatchValue}
@@ -323,7 +334,7 @@ func (e *Engine) Handle(ctx context.Context, req *protocol.Request, caller Calle
 	}
 	hookCtx := ctx
 	if ev.Name == "SessionStart" {
-		e.warmSession(snap, env, h, project, hctx.dir)
+		e.warmSession(snap, env, h, project, hctx.dir, d.FromClaudeCode)
 	}
 	if ev.Name == "SessionEnd" {
 		// The budget bounds the hooks only; the decision is still recorded after it.
@@ -363,7 +374,7 @@ func (e *Engine) Handle(ctx context.Context, req *protocol.Request, caller Calle
 	res.Revision = snap.Revision
 	res.Mode = mode
 	for _, nr := range notRun {
-		res.Hooks = append(res.Hooks, protocol.HookOutcome{Hook: nr.Ref(), Outcome: protocol.OutcomeNotRun, Error: notRunReason(nr)})
+		res.Hooks = append(res.Hooks, protocol.HookOutcome{Hook: nr.Ref(), Outcome: protocol.OutcomeNotRun, Error: notRunReason(snap, nr, d.FromClaudeCode)})
 	}
 	res.Hooks = append(res.Hooks, asyncOutcomes...)
 	pendingCtx := false
@@ -659,7 +670,10 @@ func (e *Engine) runOne(ctx context.Context, ev *events.Event, h *configs.Handle
 	return in
 }
 
-func notRunReason(h *configs.Handler) string {
+func notRunReason(snap *configs.Snapshot, h *configs.Handler, fromClaudeCode bool) string {
+	if fromClaudeCode && snap.ClaudeCodeRuns(h) {
+		return configs.ReasonClaudeCodeRuns
+	}
 	if !h.Runnable {
 		return fmt.Sprintf("%s hooks need the harness (hookd runs command and http hooks); not run", h.Type)
 	}

@@ -59,7 +59,7 @@ var warmEvents = map[string]bool{
 // SessionStart, Setup, CwdChanged and FileChanged; spec §6), plus hookd's fill-ins. A wrong
 // guess costs one idle process, reaped after the idle timeout: a process is only ever used
 // for an event whose key matches exactly.
-func (e *Engine) warmSession(snap *configs.Snapshot, env []string, h Header, project, dir string) {
+func (e *Engine) warmSession(snap *configs.Snapshot, env []string, h Header, project, dir string, fromClaudeCode bool) {
 	w, ok := e.runner.(Warmer)
 	if !ok {
 		return
@@ -72,7 +72,7 @@ func (e *Engine) warmSession(snap *configs.Snapshot, env []string, h Header, pro
 	}
 	seen := map[string]bool{} // identical handlers run once, as the first of them (Match)
 	for _, hd := range snap.Handlers() {
-		if hd.Type != events.Command || !hd.Runnable || hd.Event == nil || !warmEvents[hd.Event.Name] || snap.Reason(hd) != "" {
+		if hd.Type != events.Command || !hd.Runnable || hd.Event == nil || !warmEvents[hd.Event.Name] || snap.ReasonFor(hd, fromClaudeCode) != "" {
 			continue
 		}
 		if k := hd.Event.Name + "\x00" + hd.Key; seen[k] {
