@@ -125,6 +125,20 @@ type ProjectStatus struct {
 	SwappedAt   time.Time `json:"swapped_at"`
 	Handlers    int       `json:"handlers"`
 	NotRunnable []string  `json:"not_runnable,omitempty"`
+	// RoutedBy is the managed routing drop-in in effect for this project (`hookd install
+	// claude-code --scope managed`; docs/fleet.md): Claude Code runs only managed hooks
+	// and forwards every other event to hookd. "" when there is none.
+	RoutedBy string `json:"routed_by,omitempty"`
+	// NotForwarded are the events the drop-in has no forwarder for (FileChanged,
+	// WorktreeCreate, WorktreeRemove for the installer's): under it, user, project and
+	// local hooks of these events run nowhere.
+	NotForwarded []string `json:"not_forwarded,omitempty"`
+	// RunNowhere names each such hook, as "file: hooks.<Event>: message".
+	RunNowhere []string `json:"run_nowhere,omitempty"`
+	// ClaudeCodeRuns are the managed hooks (handler ids) Claude Code runs itself: hookd
+	// does not run them for events Claude Code sends (audit: "run by Claude Code: managed
+	// hook"), only for other harnesses and raw clients.
+	ClaudeCodeRuns []string `json:"claude_code_runs,omitempty"`
 }
 
 // PrewarmStatus describes the prewarm pool: hook processes started before their event

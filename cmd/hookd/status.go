@@ -144,6 +144,19 @@ func printStatus(w io.Writer, st *protocol.Status) {
 		for _, nr := range p.NotRunnable {
 			fmt.Fprintf(w, "  %s: not run by hookd: %s\n", p.Dir, nr)
 		}
+		for _, id := range p.ClaudeCodeRuns {
+			fmt.Fprintf(w, "  %s: run by Claude Code: managed hook %s (hookd runs it only for events Claude Code did not send)\n", p.Dir, id)
+		}
+		if p.RoutedBy != "" {
+			fmt.Fprintf(w, "  %s: routed by hookd's managed drop-in %s (allowManagedHooksOnly): Claude Code runs only managed hooks and forwards the rest to hookd", p.Dir, p.RoutedBy)
+			if len(p.NotForwarded) > 0 {
+				fmt.Fprintf(w, "; not forwarded: %s (user, project and local hooks of these run nowhere)", strings.Join(p.NotForwarded, ", "))
+			}
+			fmt.Fprintln(w)
+		}
+		for _, rn := range p.RunNowhere {
+			fmt.Fprintf(w, "  warning: %s\n", rn)
+		}
 	}
 
 	c := st.Counters

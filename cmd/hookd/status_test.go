@@ -23,12 +23,15 @@ func TestStatusRendersEveryPartWithoutJSON(t *testing.T) {
 		},
 		Watcher:    &protocol.WatcherStatus{Backend: "fsnotify", Debounce: "30ms", Dirs: []string{"/p/.claude"}, Events: 7, Reloads: 2},
 		LastReload: &protocol.ReloadSummary{Trigger: "watch", At: at, Took: "1ms", FilesRead: 4, Changed: []string{"x"}, Swapped: 1},
-		Projects:   []protocol.ProjectStatus{{Dir: "/p", Revision: "0123456789abcdef", Generation: 3, Handlers: 5, NotRunnable: []string{"prompt hook"}}},
-		Counters:   protocol.Counters{Events: 11, HooksRun: 12, RuleOverrides: 1},
-		PerEvent:   map[string]uint64{"PreToolUse": 9, "Stop": 2},
-		Prewarm:    &protocol.PrewarmStatus{Hits: 5, Misses: 1, Idle: 2, PerKey: 2, Total: 32, IdleTimeout: "10m0s"},
-		Workers:    &protocol.WorkerStatus{Workers: 1, Started: 2, Crashes: 1},
-		Audit:      &protocol.AuditStatus{Path: "/s/audit/decisions.jsonl", Fsync: "batch", Seq: 9, LastError: "disk full", LastErrorAt: &at},
+		Projects: []protocol.ProjectStatus{{Dir: "/p", Revision: "0123456789abcdef", Generation: 3, Handlers: 5, NotRunnable: []string{"prompt hook"},
+			RoutedBy: "/etc/claude-code/managed-settings.d/50-hookd.json", NotForwarded: []string{"FileChanged", "WorktreeCreate"},
+			RunNowhere:     []string{"/h/.claude/settings.json: hooks.FileChanged: user:FileChanged:0:0 runs nowhere"},
+			ClaudeCodeRuns: []string{"managed:PreToolUse:0:0"}}},
+		Counters: protocol.Counters{Events: 11, HooksRun: 12, RuleOverrides: 1},
+		PerEvent: map[string]uint64{"PreToolUse": 9, "Stop": 2},
+		Prewarm:  &protocol.PrewarmStatus{Hits: 5, Misses: 1, Idle: 2, PerKey: 2, Total: 32, IdleTimeout: "10m0s"},
+		Workers:  &protocol.WorkerStatus{Workers: 1, Started: 2, Crashes: 1},
+		Audit:    &protocol.AuditStatus{Path: "/s/audit/decisions.jsonl", Fsync: "batch", Seq: 9, LastError: "disk full", LastErrorAt: &at},
 	}
 	// Through JSON, as the command gets it.
 	data, err := json.Marshal(&st)
@@ -50,6 +53,10 @@ func TestStatusRendersEveryPartWithoutJSON(t *testing.T) {
 		"warning: unknown hook field", "watcher:", "last reload:", "projects:", "not run by hookd: prompt hook",
 		"counters:", "RULE OVERRIDES", "events:", "PreToolUse", "prewarm:", "prewarm pool:", "10m0s",
 		"workers:", "PROTOCOL ERRORS", "audit: FAILING", "last error", "disk full",
+		"/p: routed by hookd's managed drop-in /etc/claude-code/managed-settings.d/50-hookd.json",
+		"not forwarded: FileChanged, WorktreeCreate (user, project and local hooks of these run nowhere)",
+		"warning: /h/.claude/settings.json: hooks.FileChanged: user:FileChanged:0:0 runs nowhere",
+		"/p: run by Claude Code: managed hook managed:PreToolUse:0:0",
 	} {
 		if !strings.Contains(out, want) {
 			t.Errorf("status output lacks %q:\n%s", want, out)

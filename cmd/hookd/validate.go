@@ -6,6 +6,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"strings"
 
 	"github.com/urfave/cli/v2"
 
@@ -75,6 +76,12 @@ would read for the project around the current directory (managed, user, project,
 				return exitError{code: 1, msg: fmt.Sprintf("%d invalid settings file(s)", bad)}
 			}
 			snap := configs.Compile(files)
+			if snap.RoutedBy != "" {
+				fmt.Fprintf(w, "routed by hookd's managed drop-in %s; not forwarded: %s\n", snap.RoutedBy, strings.Join(snap.NotForwarded, ", "))
+			}
+			for _, rn := range snap.RunNowhere {
+				fmt.Fprintf(w, "  warning: %s\n", rn)
+			}
 			fmt.Fprintf(w, "revision %s\n", shortHash(snap.Revision))
 			if findings > 0 {
 				// The files load and their hooks run, but something in them may change a

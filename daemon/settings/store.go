@@ -962,7 +962,14 @@ func (s *Store) Status() ([]protocol.SourceStatus, []protocol.ProjectStatus) {
 				if !h.Runnable {
 					ps.NotRunnable = append(ps.NotRunnable, h.ID+" ("+string(h.Type)+")")
 				}
+				if snap.ClaudeCodeRuns(h) {
+					ps.ClaudeCodeRuns = append(ps.ClaudeCodeRuns, h.ID)
+				}
 			}
+		}
+		ps.RoutedBy, ps.NotForwarded = snap.RoutedBy, snap.NotForwarded
+		for _, w := range snap.RunNowhere {
+			ps.RunNowhere = append(ps.RunNowhere, w.String())
 		}
 		projects = append(projects, ps)
 	}
