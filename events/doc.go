@@ -46,8 +46,10 @@
 // extra files; within a file, group and hook order — never in finish order, so the same
 // hooks give the same answer byte for byte however the race between them went:
 //
-//   - Permission: deny > defer > ask > allow (spec §3.5). The reason is every reason given
-//     with the winning decision, joined with "\n".
+//   - Permission: deny > ask > defer > allow — the spec's order (§3.5) except that an ask
+//     beats a defer, because Claude Code lets the ask decide whenever it cannot honour the
+//     defer (2.1.321) and hookd cannot tell when that is (see permissionRank). The reason
+//     is every reason given with the winning decision, joined with "\n".
 //   - updatedInput: Claude Code applies the last rewrite to finish (issue #15897). hookd
 //     takes the first rewrite in configuration order — the most authoritative source —
 //     from hooks that did not deny; a different later rewrite is ignored with a warning

@@ -9,9 +9,21 @@ import (
 	"github.com/hookd/hookd/protocol"
 )
 
-// permissionRank orders permission decisions by restrictiveness: deny > defer > ask >
-// allow (spec §3.5).
-var permissionRank = map[string]int{"allow": 1, "ask": 2, "defer": 3, "deny": 4}
+// permissionRank orders permission decisions for the merge: deny > ask > defer > allow.
+//
+// The spec (§3.5) says deny > defer > ask > allow, and Claude Code ranks them so, but it
+// keeps every hook's ask beside the winning defer: when it cannot honour the defer (an
+// interactive session, "defer is print-mode only"; a batch of several tool calls, "defer
+// is solo-only"; a served call) it ignores the defer and the ask decides — the 2.1.321
+// fix "a PreToolUse hook's ask being lost when another hook's defer finished first and
+// could not be honored". Through hookd Claude Code sees one hook, so a merged defer would
+// hide the ask: when the defer is ignored nothing asks, and a permission rule or mode may
+// let the call run. hookd cannot know whether the defer will be honoured (the payload
+// says neither the session kind nor the batch size), so it fails closed: an ask beats a
+// defer. The one case that differs from Claude Code — a -p session, one tool call, one
+// hook deferring and another asking — then asks (in -p: refused, or the permission
+// prompt tool decides) where Claude Code would have deferred (docs/differences.md).
+var permissionRank = map[string]int{"allow": 1, "defer": 2, "ask": 3, "deny": 4}
 
 // Merge combines the interpretations of the hooks that ran for one event into one Result.
 // parts must be in configuration order (managed, user, project, local, extra files; within
@@ -85,8 +97,8 @@ func mergePermission(res *protocol.Result, parts []Interpretation) {
 // of whichever hook finishes last (spec §3.5; issue #15897 — a later hook without one even
 // erases it). hookd takes the first rewrite in configuration order, so the most
 // authoritative source (managed before user before project before local) wins, and reports
-// every different rewrite it ignores. Only hooks that did not deny may rewrite, and a
-// winning deny leaves no rewrite at all.
+// every different rewrite it ignores. Only hooks that did not deny or defer may rewrite
+// (Claude Code applies no rewrite from either), and a winning deny leaves no rewrite.
 func mergeUpdatedInput(res *protocol.Result, parts []Interpretation) {
 	if res.HookPermission != nil && res.HookPermission.Decision == "deny" {
 		return
@@ -94,7 +106,7 @@ func mergeUpdatedInput(res *protocol.Result, parts []Interpretation) {
 	win := -1
 	for i := range parts {
 		p := &parts[i]
-		if len(p.UpdatedInput) == 0 || p.Permission == "deny" {
+		if len(p.UpdatedInput) == 0 || p.Permission == "deny" || p.Permission == "defer" {
 			continue
 		}
 		if win < 0 {

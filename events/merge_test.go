@@ -68,7 +68,11 @@ func TestMergePermission(t *testing.T) {
 		{"none", []hook{{"a", cmd(0, "", "")}}, "", "", ""},
 		{"allow", []hook{{"a", decision("allow", "ok")}}, "allow", "ok", "a"},
 		{"ask beats allow", []hook{{"a", decision("allow", "A")}, {"b", decision("ask", "B")}}, "ask", "B", "b"},
-		{"defer beats ask", []hook{{"a", decision("ask", "A")}, {"b", decision("defer", "")}, {"c", decision("allow", "C")}}, "defer", "", "b"},
+		// Claude Code 2.1.321: an ask is not lost beside a defer it cannot honour; hookd
+		// cannot tell, so the ask wins whichever finished first or comes first.
+		{"ask beats defer", []hook{{"a", decision("ask", "A")}, {"b", decision("defer", "")}, {"c", decision("allow", "C")}}, "ask", "A", "a"},
+		{"ask beats an earlier defer", []hook{{"a", decision("defer", "")}, {"b", decision("ask", "B")}}, "ask", "B", "b"},
+		{"defer beats allow", []hook{{"a", decision("allow", "A")}, {"b", decision("defer", "")}}, "defer", "", "b"},
 		{"deny beats all", []hook{{"a", decision("allow", "A")}, {"b", decision("defer", "")}, {"c", decision("deny", "C")}, {"d", decision("ask", "D")}}, "deny", "C", "c"},
 		{"deny reasons joined in config order", []hook{{"a", decision("deny", "R1")}, {"b", decision("allow", "x")}, {"c", decision("deny", "R2")}}, "deny", "R1\nR2", "a"},
 		{"exit 2 deny joins json deny", []hook{{"a", cmd(2, "", "E2\n")}, {"b", decision("deny", "R1")}}, "deny", "[./a.sh]: E2\nR1", "a"},
@@ -109,6 +113,10 @@ func TestMergeUpdatedInput(t *testing.T) {
 		{"deny wins: no rewrite", []hook{{"a", rewrite("allow", "x")}, {"b", decision("deny", "no")}}, "", nil},
 		{"exit 2 deny: no rewrite", []hook{{"a", rewrite("allow", "x")}, {"b", cmd(2, "", "no")}}, "", nil},
 		{"ask with rewrite", []hook{{"a", rewrite("ask", "x")}, {"b", decision("allow", "")}}, `{"command":"x"}`, nil},
+		// A defer's rewrite is never applied by Claude Code; now that an ask beats the
+		// defer, the defer's rewrite must not ride along with the ask.
+		{"defer rewrite never applies", []hook{{"a", rewrite("defer", "x")}, {"b", decision("ask", "B")}}, "", nil},
+		{"ask rewrite beside a defer", []hook{{"a", rewrite("defer", "x")}, {"b", rewrite("ask", "y")}}, `{"command":"y"}`, nil},
 		{"rewrite without a decision", []hook{{"a", preJSON(`,"updatedInput":{"command":"x"}`)}}, `{"command":"x"}`, nil},
 	}
 	ev := mustEvent(t, "PreToolUse")
