@@ -179,10 +179,12 @@ func TestManagedRoutingDropIn(t *testing.T) {
 		// Claude Code runs only managed hooks, and runs them itself: nothing is left to hookd.
 		{"admin sets the flag too", dropIn, true, []string{}, true, []string{"managed"}, true,
 			[]string{"managed"}, []string{}},
-		// Not a routing drop-in: the usual rules (what is left beside hookd.json is Claude
-		// Code's; hookd runs the rest) — and the managed hook is Claude Code's.
+		// Not a routing drop-in: Claude Code runs the hooks of its own files — the managed
+		// one, the project and local files no install moved, what is left beside
+		// hookd.json — so for its events hookd runs only the moved hooks. For anyone else
+		// it runs all but what is left beside hookd.json.
 		{"forwarder without the flag", strings.Replace(dropIn, `"allowManagedHooksOnly": true, `, "", 1), false,
-			[]string{"moved-user", "project", "local"}, false, []string{"managed", "prompt"}, false,
+			[]string{"moved-user"}, false, []string{"managed", "project", "prompt", "local"}, false,
 			[]string{"managed", "moved-user", "project", "local"}, []string{"prompt"}},
 	}
 	for _, tt := range tests {
@@ -220,6 +222,9 @@ func TestManagedRoutingDropIn(t *testing.T) {
 					for _, h := range notRun {
 						if r := s.ReasonFor(h, fromCC); (h.Command == "managed") != strings.HasPrefix(r, "run by Claude Code: managed hook") {
 							t.Errorf("FromClaudeCode=%v: %s not run for %q", fromCC, h.ID, r)
+						}
+						if r := s.ReasonFor(h, fromCC); fromCC && !tt.wantRouted && h.Command != "managed" && r != ReasonClaudeCodeRunsFile {
+							t.Errorf("%s not run for %q", h.ID, r)
 						}
 					}
 				}

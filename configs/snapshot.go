@@ -71,13 +71,17 @@ type Snapshot struct {
 	all      []*Handler
 	byEvent  map[string]*eventIndex
 	reasons  map[*Handler]string
-	native   map[*Handler]bool // see ClaudeCodeRuns
+	native   map[*Handler]string // see ClaudeCodeRuns; the reason for ReasonFor
 	urlGlobs []urlGlob
 }
 
 // ReasonClaudeCodeRuns is the reason a managed hook is not run by hookd for an event
 // Claude Code sent (Query.FromClaudeCode); the audit record carries it.
 const ReasonClaudeCodeRuns = "run by Claude Code: managed hook (Claude Code runs the hooks of its managed settings files itself; hookd runs them only for events Claude Code did not send)"
+
+// ReasonClaudeCodeRunsFile is the same for a hook of a user, project or local settings
+// file that no install has moved into hookd's file beside it, without a routing drop-in.
+const ReasonClaudeCodeRunsFile = "run by Claude Code: this settings file's hooks were not moved by `hookd install claude-code` (Claude Code runs them itself; hookd runs them only for events Claude Code did not send)"
 
 // eventIndex is one event's precompiled handler list.
 type eventIndex struct {
@@ -110,11 +114,13 @@ type Query struct {
 	// Tool is the tool call, for `if` filters; nil for non-tool events.
 	Tool *rules.Call
 	// FromClaudeCode: Claude Code sent the event (through its hookc forwarder, or hookc's
-	// in-process fallback) and runs the hooks of its managed files itself, whatever else
-	// is installed — the installer never moves them. Those hooks are then reported as not
-	// run (ReasonClaudeCodeRuns) rather than run a second time. For any other caller —
-	// Codex, Gemini CLI, a raw socket client — hookd is the only runner and runs them:
-	// one policy for every harness.
+	// in-process fallback) and runs the hooks of its own settings files itself: always
+	// those of its managed files — the installer never moves them — and, without a
+	// routing drop-in, those of user, project and local files that no install moved into
+	// a hookd-owned file (one scope installed, another not). Those hooks are then reported
+	// as not run (ReasonClaudeCodeRuns, ReasonClaudeCodeRunsFile) rather than run a second
+	// time. For any other caller — Codex, Gemini CLI, a raw socket client — hookd is the
+	// only runner and runs them: one policy for every harness.
 	FromClaudeCode bool
 }
 
@@ -124,7 +130,7 @@ func Empty() *Snapshot { return Compile(nil) }
 // Compile builds a snapshot from files in configuration order (Sources.Files order); nil
 // entries (absent files) are skipped.
 func Compile(files []*File) *Snapshot {
-	s := &Snapshot{byEvent: map[string]*eventIndex{}, reasons: map[*Handler]string{}, native: map[*Handler]bool{}}
+	s := &Snapshot{byEvent: map[string]*eventIndex{}, reasons: map[*Handler]string{}, native: map[*Handler]string{}}
 	for _, f := range files {
 		if f != nil {
 			s.Files = append(s.Files, f)
@@ -268,13 +274,21 @@ func Compile(files []*File) *Snapshot {
 			if movedTo != "" && !blocked {
 				reason, blocked = "run by Claude Code: hookd install claude-code moved this file's command and http hooks to "+movedTo, true
 			}
-			// Claude Code runs the hooks of its managed files itself — beside hookd's
-			// drop-in, or beside a user/project install's forwarder alike — so for the
-			// events it sends hookd leaves them to it (Query.FromClaudeCode). A hook
-			// neither would run (an http URL outside the allowlist) stays as reason says.
-			native := f.Ref.Kind == KindManaged && !blocked && (reason == "" || !h.Runnable)
-			if native {
-				s.native[h] = true
+			// Claude Code runs the hooks of its own files itself — managed files always
+			// (beside hookd's drop-in, or beside a user/project install's forwarder alike),
+			// the others unless the drop-in routes them — so for the events it sends hookd
+			// leaves them to it (Query.FromClaudeCode). A hook neither would run (an http
+			// URL outside the allowlist) stays as reason says.
+			native := false
+			if !blocked && (reason == "" || !h.Runnable) {
+				switch f.Ref.Kind {
+				case KindManaged:
+					native, s.native[h] = true, ReasonClaudeCodeRuns
+				case KindUser, KindProject, KindLocal:
+					if s.RoutedBy == "" {
+						native, s.native[h] = true, ReasonClaudeCodeRunsFile
+					}
+				}
 			}
 			if s.RoutedBy != "" && !blocked && !f.Ref.Managed() && !forwarded[name] {
 				s.RunNowhere = append(s.RunNowhere, Warning{File: f.Ref.Path, Field: "hooks." + name,
@@ -348,18 +362,20 @@ func (s *Snapshot) Reason(h *Handler) string {
 	return s.reasons[h]
 }
 
-// ClaudeCodeRuns reports whether Claude Code runs h itself when it sends h's event: a
-// hook of a managed file that governance leaves on. Match with Query.FromClaudeCode
-// reports such a hook as not run, for ReasonClaudeCodeRuns.
+// ClaudeCodeRuns reports whether Claude Code runs h itself when it sends h's event (see
+// Query.FromClaudeCode): a hook of a managed file, or of a user, project or local file no
+// install moved when no drop-in routes, that governance leaves on. Match with
+// Query.FromClaudeCode reports such a hook as not run.
 func (s *Snapshot) ClaudeCodeRuns(h *Handler) bool {
-	return s != nil && s.native[h]
+	return s != nil && s.native[h] != ""
 }
 
 // ReasonFor is Reason for an event Claude Code sent (fromClaudeCode) or not: for
-// Claude Code's own events a managed hook's reason is ReasonClaudeCodeRuns.
+// Claude Code's own events a hook it runs itself has ReasonClaudeCodeRuns (managed) or
+// ReasonClaudeCodeRunsFile.
 func (s *Snapshot) ReasonFor(h *Handler, fromClaudeCode bool) string {
 	if fromClaudeCode && s.ClaudeCodeRuns(h) {
-		return ReasonClaudeCodeRuns
+		return s.native[h]
 	}
 	return s.Reason(h)
 }

@@ -672,7 +672,7 @@ func (e *Engine) runOne(ctx context.Context, ev *events.Event, h *configs.Handle
 
 func notRunReason(snap *configs.Snapshot, h *configs.Handler, fromClaudeCode bool) string {
 	if fromClaudeCode && snap.ClaudeCodeRuns(h) {
-		return configs.ReasonClaudeCodeRuns
+		return snap.ReasonFor(h, true)
 	}
 	if !h.Runnable {
 		return fmt.Sprintf("%s hooks need the harness (hookd runs command and http hooks); not run", h.Type)

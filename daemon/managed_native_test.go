@@ -4,6 +4,8 @@ import (
 	"context"
 	"os"
 	"path/filepath"
+	"reflect"
+	"sort"
 	"strings"
 	"testing"
 
@@ -11,11 +13,13 @@ import (
 	"github.com/hookd/hookd/protocol"
 )
 
-// A managed hook is Claude Code's to run for the events Claude Code sends — harness
-// claude-code and CLAUDECODE=1 in the request's environment, as in every hook Claude Code
-// starts (hookc passes its environment) — and hookd's for everyone else: a raw client
-// with a Claude Code payload, and Codex even when started from inside Claude Code. The
-// hook is a real process that appends a line; the result says why it did not run.
+// A managed hook, and a hook of a project file no install moved, are Claude Code's to run
+// for the events Claude Code sends — harness claude-code and CLAUDECODE=1 in the request's
+// environment, as in every hook Claude Code starts (hookc passes its environment) — and
+// hookd's for everyone else: a raw client with a Claude Code payload, and Codex even when
+// started from inside Claude Code. A hook a user-scope install moved into hookd.json is
+// hookd's in every case. The hooks are real processes that append a line; the result
+// says why one did not run.
 func TestManagedHookRunByClaudeCodeOnly(t *testing.T) {
 	dir := t.TempDir()
 	managed, home, proj := filepath.Join(dir, "m"), filepath.Join(dir, "home"), filepath.Join(dir, "proj")
@@ -25,14 +29,24 @@ func TestManagedHookRunByClaudeCodeOnly(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	hook := `{"hooks": {"UserPromptSubmit": [{"hooks": [{"type": "command", "command": "echo x >> ` + count + `"}]}]}}`
-	if err := os.WriteFile(filepath.Join(managed, "managed-settings.json"), []byte(hook), 0o644); err != nil {
-		t.Fatal(err)
+	hook := func(line string) []byte {
+		return []byte(`{"hooks": {"UserPromptSubmit": [{"hooks": [{"type": "command", "command": "echo ` + line + ` >> ` + count + `"}]}]}}`)
+	}
+	for path, content := range map[string][]byte{
+		filepath.Join(managed, "managed-settings.json"): hook("x"),
+		filepath.Join(proj, ".claude", "settings.json"): hook("p"),
+		filepath.Join(home, ".claude", "settings.json"): []byte(`{"hooks": {"UserPromptSubmit": [{"hooks": [{"type": "command", "command": "/usr/local/bin/hookc"}]}]}}`),
+		filepath.Join(home, ".claude", "hookd.json"): append([]byte(`{"hookd": {"version": 1, "forwarder": "/usr/local/bin/hookc"},`),
+			hook("u")[1:]...),
+	} {
+		if err := os.WriteFile(path, content, 0o644); err != nil {
+			t.Fatal(err)
+		}
 	}
 	e := NewEngine(EngineOptions{Sources: configs.Sources{Home: home, UserDir: filepath.Join(home, ".claude"), ManagedDir: managed}})
-	runs := func() int {
+	runs := func() string {
 		b, _ := os.ReadFile(count)
-		return strings.Count(string(b), "x\n")
+		return string(b)
 	}
 	claudePayload := `{"session_id":"s","transcript_path":"` + filepath.Join(home, ".claude", "projects", "p", "s.jsonl") + `","cwd":"` + proj + `","hook_event_name":"UserPromptSubmit","prompt":"hi"}`
 	codexPayload := `{"session_id":"s","transcript_path":"` + filepath.Join(home, ".codex", "sessions", "s.jsonl") + `","cwd":"` + proj + `","hook_event_name":"UserPromptSubmit","prompt":"hi","turn_id":"t","model":"m","permission_mode":"default"}`
@@ -54,8 +68,12 @@ func TestManagedHookRunByClaudeCodeOnly(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if got := runs() - before; c.hookdRuns != (got == 1) || got > 1 {
-				t.Errorf("the managed hook ran %d times in hookd; want hookd to run it: %v", got, c.hookdRuns)
+			want := "u\n"
+			if c.hookdRuns {
+				want = "x\np\nu\n"
+			}
+			if got := strings.TrimPrefix(runs(), before); !sameLines(got, want) {
+				t.Errorf("hookd ran %q, want %q", got, want)
 			}
 			var notRun []string
 			for _, h := range res.Hooks {
@@ -63,9 +81,21 @@ func TestManagedHookRunByClaudeCodeOnly(t *testing.T) {
 					notRun = append(notRun, h.Error)
 				}
 			}
-			if c.hookdRuns != (len(notRun) == 0) || len(notRun) > 0 && (len(notRun) != 1 || notRun[0] != configs.ReasonClaudeCodeRuns) {
-				t.Errorf("not run: %q", notRun)
+			var wantNot []string
+			if !c.hookdRuns {
+				wantNot = []string{configs.ReasonClaudeCodeRuns, configs.ReasonClaudeCodeRunsFile}
+			}
+			if !reflect.DeepEqual(notRun, wantNot) {
+				t.Errorf("not run: %q, want %q", notRun, wantNot)
 			}
 		})
 	}
+}
+
+// sameLines: a and b hold the same lines in any order (hooks run in parallel).
+func sameLines(a, b string) bool {
+	x, y := strings.Split(a, "\n"), strings.Split(b, "\n")
+	sort.Strings(x)
+	sort.Strings(y)
+	return reflect.DeepEqual(x, y)
 }

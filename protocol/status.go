@@ -135,9 +135,10 @@ type ProjectStatus struct {
 	NotForwarded []string `json:"not_forwarded,omitempty"`
 	// RunNowhere names each such hook, as "file: hooks.<Event>: message".
 	RunNowhere []string `json:"run_nowhere,omitempty"`
-	// ClaudeCodeRuns are the managed hooks (handler ids) Claude Code runs itself: hookd
-	// does not run them for events Claude Code sends (audit: "run by Claude Code: managed
-	// hook"), only for other harnesses and raw clients.
+	// ClaudeCodeRuns are the hooks (handler ids) Claude Code runs itself — managed hooks,
+	// and without a routing drop-in those of user/project/local files no install moved:
+	// hookd does not run them for events Claude Code sends (audit: "run by Claude Code:
+	// …"), only for other harnesses and raw clients.
 	ClaudeCodeRuns []string `json:"claude_code_runs,omitempty"`
 }
 

@@ -145,7 +145,7 @@ func printStatus(w io.Writer, st *protocol.Status) {
 			fmt.Fprintf(w, "  %s: not run by hookd: %s\n", p.Dir, nr)
 		}
 		for _, id := range p.ClaudeCodeRuns {
-			fmt.Fprintf(w, "  %s: run by Claude Code: managed hook %s (hookd runs it only for events Claude Code did not send)\n", p.Dir, id)
+			fmt.Fprintf(w, "  %s: run by Claude Code: %s (hookd runs it only for events Claude Code did not send)\n", p.Dir, id)
 		}
 		if p.RoutedBy != "" {
 			fmt.Fprintf(w, "  %s: routed by hookd's managed drop-in %s (allowManagedHooksOnly): Claude Code runs only managed hooks and forwards the rest to hookd", p.Dir, p.RoutedBy)

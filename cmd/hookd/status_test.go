@@ -56,7 +56,7 @@ func TestStatusRendersEveryPartWithoutJSON(t *testing.T) {
 		"/p: routed by hookd's managed drop-in /etc/claude-code/managed-settings.d/50-hookd.json",
 		"not forwarded: FileChanged, WorktreeCreate (user, project and local hooks of these run nowhere)",
 		"warning: /h/.claude/settings.json: hooks.FileChanged: user:FileChanged:0:0 runs nowhere",
-		"/p: run by Claude Code: managed hook managed:PreToolUse:0:0",
+		"/p: run by Claude Code: managed:PreToolUse:0:0",
 	} {
 		if !strings.Contains(out, want) {
 			t.Errorf("status output lacks %q:\n%s", want, out)

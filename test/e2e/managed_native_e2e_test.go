@@ -23,7 +23,9 @@ import (
 // the installer cannot move them — and forwards the event to hookd through the user
 // file's forwarder. hookd must then leave the managed hook to Claude Code (reported as
 // "run by Claude Code: managed hook"), or the hook runs twice. The user hook, moved into
-// hookd.json, runs once, through hookd. Checked with the daemon and with hookc's
+// hookd.json, runs once, through hookd. The same holds for a hook of a project file no
+// install moved (the project was never installed): Claude Code runs it, hookd must not
+// (before the fix both ran twice per call). Checked with the daemon and with hookc's
 // in-process fallback. The managed file is the real /etc/claude-code/managed-settings.json
 // in a private mount namespace (setupManagedNS), the only path Claude Code reads.
 func TestClaudeManagedHookUserInstall(t *testing.T) {
@@ -33,7 +35,7 @@ func TestClaudeManagedHookUserInstall(t *testing.T) {
 	home, proj := filepath.Join(root, "home"), filepath.Join(root, "proj")
 	state, sock := filepath.Join(root, "state"), filepath.Join(root, "s.sock")
 	counts := filepath.Join(root, "counts")
-	for _, d := range []string{filepath.Join(home, ".claude"), proj, counts} {
+	for _, d := range []string{filepath.Join(home, ".claude"), filepath.Join(proj, ".claude"), counts} {
 		if err := os.MkdirAll(d, 0o755); err != nil {
 			t.Fatal(err)
 		}
@@ -54,6 +56,9 @@ func TestClaudeManagedHookUserInstall(t *testing.T) {
 	}
 	userSettings := filepath.Join(home, ".claude", "settings.json")
 	write(userSettings, hooksFile(script("user")), 0o644)
+	// A project hook in a project that was not installed: Claude Code runs it natively.
+	projSettings := filepath.Join(proj, ".claude", "settings.json")
+	write(projSettings, hooksFile(script("project")), 0o644)
 	trust, _ := json.Marshal(map[string]any{"projects": map[string]any{proj: map[string]any{"hasTrustDialogAccepted": true}}})
 	write(filepath.Join(home, ".claude.json"), string(trust), 0o644)
 	managedFile := filepath.Join(managedDir, "managed-settings.json")
@@ -100,7 +105,7 @@ func TestClaudeManagedHookUserInstall(t *testing.T) {
 		if !strings.Contains(stdout.String(), marker) {
 			t.Errorf("%s: the Bash call did not run:\n%s", phase, stdout.String())
 		}
-		for name, byClaude := range map[string]bool{"managed": true, "user": false} {
+		for name, byClaude := range map[string]bool{"managed": true, "project": true, "user": false} {
 			b, _ := os.ReadFile(filepath.Join(counts, name))
 			runs := strings.Fields(string(b))
 			if len(runs) != want {
