@@ -376,12 +376,15 @@ func startDaemon(t *testing.T, w *world, env []string) {
 type syncBuf = testutil.SyncBuffer
 
 // observe extracts the compared facts from one run, with the run's scratch root
-// replaced by $ROOT (and, in hookd mode, the forwarder's path by $HOOKC).
+// replaced by $ROOT (and, in hookd mode, the forwarder's command — its path and the
+// --timeout the installer adds — by $HOOKC: Claude Code names the command in hook
+// feedback).
 func observe(t *testing.T, w *world, stdout []byte, srv *claudeapi.Server) *obs {
 	o := &obs{Counts: map[string]int{}}
+	forwarder := regexp.MustCompile(regexp.QuoteMeta(w.path("bin", "hookc")) + `( --timeout [0-9.]+(ms|s|m))?`)
 	norm := func(s string) string {
 		if w.Mode == "hookd" {
-			s = strings.ReplaceAll(s, w.path("bin", "hookc"), "$HOOKC")
+			s = forwarder.ReplaceAllString(s, "$$HOOKC")
 		}
 		s = strings.ReplaceAll(s, w.Root, "$ROOT")
 		return toolID.ReplaceAllString(s, "toolu_ID")
