@@ -46,6 +46,7 @@ def _zygote():
     spares = []  # (pid, zygote's socket end, pidfd): forked children waiting for an event
     global_peak = [1]  # most children seen running at once: how many spares to keep
     last_run = [None]  # (request bytes, request) of the last event, for rehearse()
+    unrehearsed = [False]  # forked since the last rehearse()
     MAX_SPARES = 4
     # A SOCK_SEQPACKET message must fit the socket's send buffer (net.core.wmem_default,
     # 208 KiB on Linux); hookd's own request to us is bounded the same way.
@@ -361,8 +362,10 @@ def _zygote():
             os.close(fd)
         fds[:] = []
         # The next spare is forked now, while this event's hook runs (on another core, if
-        # there is one), so that a back-to-back event finds it ready.
-        replenish()
+        # there is one), so that a back-to-back event finds it ready. Our own rehearsal
+        # waits until the hook has exited and its exit code is on its way (reap), so that
+        # it never delays that.
+        replenish(rehearsal=False)
 
     def new_spare():
         """Forks a spare child; returns (pid, zygote's socket end, pidfd) or None."""
@@ -406,15 +409,15 @@ def _zygote():
             os.close(pfd)
             os.waitpid(pid, 0)
 
-    def replenish():
-        forked = False
+    def replenish(rehearsal=True):
         while len(spares) < min(MAX_SPARES, global_peak[0]):
             sp = new_spare()
             if sp is None:
                 break
             spares.append(sp)
-            forked = True
-        if forked and last_run[0] is not None:
+            unrehearsed[0] = True
+        if rehearsal and unrehearsed[0] and last_run[0] is not None and not children:
+            unrehearsed[0] = False
             rehearse(*last_run[0])
 
     def rehearse(msg, req):
