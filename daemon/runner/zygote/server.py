@@ -361,11 +361,6 @@ def _zygote():
         for fd in fds:
             os.close(fd)
         fds[:] = []
-        # The next spare is forked now, while this event's hook runs (on another core, if
-        # there is one), so that a back-to-back event finds it ready. Our own rehearsal
-        # waits until the hook has exited and its exit code is on its way (reap), so that
-        # it never delays that.
-        replenish(rehearsal=False)
 
     def new_spare():
         """Forks a spare child; returns (pid, zygote's socket end, pidfd) or None."""
@@ -453,7 +448,11 @@ def _zygote():
         os.close(pfd)
         _, status = os.waitpid(pid, 0)
         send({"id": rid, "code": os.waitstatus_to_exitcode(status)})
-        replenish()  # if a spare was used up meanwhile
+        # The event is answered; the next spare is forked, and the zygote rehearses, while
+        # hookd records and answers it and the next event's client starts. (Forking at
+        # hand-off instead, while the hook runs, measured slower back to back here: the fork
+        # and the spare's warm-up then compete with the hook itself for the CPU.)
+        replenish()
 
     gc.freeze()
     send({"op": "ready", "pid": os.getpid(), "version": list(sys.version_info[:3]),
