@@ -113,10 +113,15 @@ type LimitsConfig struct {
 	// MaxConnectionsPerUID: open connections one uid may hold; more are answered with a
 	// "busy" error frame and closed.
 	MaxConnectionsPerUID int `json:"max_connections_per_uid"`
-	// RequestReadTimeoutMS: a connection must deliver each complete request line within
-	// this long of being ready for it (after connecting or the previous answer); an idle
-	// or half-sent connection is then closed.
+	// RequestReadTimeoutMS: once the first byte of a request line has arrived, the rest
+	// of the line must arrive within this long; a half-sent request gets an error frame
+	// and its connection is closed.
 	RequestReadTimeoutMS int `json:"request_read_timeout_ms"`
+	// IdleConnectionTimeoutMS: a connection with no request in flight and no byte of a
+	// new one for this long is closed (a harness keeping a connection between turns
+	// redials). Separate from the read timeout so that an agent idling between turns
+	// keeps its connection while a half-sent request is still cut short.
+	IdleConnectionTimeoutMS int `json:"idle_connection_timeout_ms"`
 	// MaxInFlightRequestBytes: request bytes held across all connections at once;
 	// a request that would exceed it is answered "busy" and its connection closed.
 	MaxInFlightRequestBytes int `json:"max_inflight_request_bytes"`
@@ -302,6 +307,7 @@ func (c *DaemonConfig) validate(path string, sd *strictDecoder) error {
 		"max_request_bytes": c.MaxRequestBytes, "output_cap_bytes": c.OutputCapBytes,
 		"limits.max_connections_per_uid":    c.Limits.MaxConnectionsPerUID,
 		"limits.request_read_timeout_ms":    c.Limits.RequestReadTimeoutMS,
+		"limits.idle_connection_timeout_ms": c.Limits.IdleConnectionTimeoutMS,
 		"limits.max_inflight_request_bytes": c.Limits.MaxInFlightRequestBytes,
 		"limits.max_live_projects":          c.Limits.MaxLiveProjects,
 		"limits.project_idle_timeout_ms":    c.Limits.ProjectIdleTimeoutMS,

@@ -118,6 +118,7 @@ func New(ctx context.Context, o Options) (*Daemon, error) {
 	lim := o.Config.Limits
 	d.server = &Server{Engine: d.engine, Log: o.Logger.Named("server"), MaxRequestBytes: o.Config.MaxRequestBytes,
 		MaxConnsPerUID: lim.MaxConnectionsPerUID, ReadTimeout: time.Duration(lim.RequestReadTimeoutMS) * time.Millisecond,
+		IdleTimeout:      time.Duration(lim.IdleConnectionTimeoutMS) * time.Millisecond,
 		MaxInFlightBytes: int64(lim.MaxInFlightRequestBytes)}
 	if err := d.server.Listen(o.Socket); err != nil {
 		d.Close()

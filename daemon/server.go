@@ -39,7 +39,8 @@ type Server struct {
 	AllowUIDs []int
 	// Limits (configs.LimitsConfig); zero values mean no limit.
 	MaxConnsPerUID   int
-	ReadTimeout      time.Duration // for each complete request line
+	ReadTimeout      time.Duration // for the rest of a request line once its first byte arrived
+	IdleTimeout      time.Duration // for the first byte of the next request line
 	MaxInFlightBytes int64         // request bytes held across all connections
 
 	perUID        map[int]int
@@ -298,11 +299,23 @@ func (s *Server) serveConn(ctx context.Context, c *net.UnixConn) {
 	}
 	defer s.dropConn(caller.UID)
 	br := &budgetReader{r: c, s: s}
+	if s.ReadTimeout > 0 {
+		// The request's own deadline starts with its first byte, so an idle connection
+		// (a harness between turns) is bounded by IdleTimeout, a half-sent request by
+		// ReadTimeout.
+		br.started = func() { _ = c.SetReadDeadline(time.Now().Add(s.ReadTimeout)) }
+	}
 	defer br.release()
 	lr := protocol.NewLineReader(br, protocol.MaxRequestLine(s.MaxRequestBytes))
 	for {
 		br.release()
-		if s.ReadTimeout > 0 {
+		switch {
+		case lr.Buffered() > 0 && s.ReadTimeout > 0:
+			// A pipelined next request is already partly here.
+			_ = c.SetReadDeadline(time.Now().Add(s.ReadTimeout))
+		case s.IdleTimeout > 0:
+			_ = c.SetReadDeadline(time.Now().Add(s.IdleTimeout))
+		case s.ReadTimeout > 0:
 			_ = c.SetReadDeadline(time.Now().Add(s.ReadTimeout))
 		}
 		line, err := lr.ReadLine()
@@ -380,7 +393,8 @@ type budgetReader struct {
 	r       io.Reader
 	s       *Server
 	charged int64
-	slot    bool // holds a large-request slot
+	slot    bool   // holds a large-request slot
+	started func() // called when the first bytes of a request arrive (after release)
 }
 
 // largeRequest is where a request stops being small: past it, a connection needs one
@@ -401,6 +415,9 @@ func (b *budgetReader) Read(p []byte) (int, error) {
 	if n > 0 {
 		if !b.s.charge(int64(n)) {
 			return 0, errBudget
+		}
+		if b.charged == 0 && b.started != nil {
+			b.started()
 		}
 		b.charged += int64(n)
 	}

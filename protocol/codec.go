@@ -69,6 +69,10 @@ func (l *LineReader) ReadLine() ([]byte, error) {
 	}
 }
 
+// Buffered returns how many bytes have been read ahead of the lines returned so far: the
+// start of a pipelined next line.
+func (l *LineReader) Buffered() int { return l.r.Buffered() }
+
 // line trims the terminator and applies the limit to what is left.
 func (l *LineReader) line(buf []byte) ([]byte, error) {
 	line := trimEOL(buf)

@@ -53,7 +53,7 @@ func fdsOf(t *testing.T, pid int) int {
 
 func TestFaultLimitsIdleAndHalfSent(t *testing.T) {
 	e := NewEnv(t)
-	e.withLimits(t, `{"request_read_timeout_ms":500}`)
+	e.withLimits(t, `{"request_read_timeout_ms":500,"idle_connection_timeout_ms":700}`)
 	e.Start()
 	pid := e.daemon.Process.Pid
 	base := fdsOf(t, pid)
@@ -90,6 +90,38 @@ func TestFaultLimitsIdleAndHalfSent(t *testing.T) {
 	}
 	Eventually(t, 10*time.Second, "the daemon to let go of the connections", func() bool { return fdsOf(t, pid) <= base+2 })
 	t.Logf("40 idle/half-sent connections: fds %d before, %d more while held, %d after; %d error frames", base, held, fdsOf(t, pid), halfErrors)
+}
+
+// A harness keeping its connection between turns is not cut by the request read timeout:
+// that one starts with a request's first byte. (Before, an idle connection was closed
+// after request_read_timeout_ms, and its next request failed.)
+func TestFaultLimitsIdleOutlivesReadTimeout(t *testing.T) {
+	e := NewEnv(t)
+	e.withLimits(t, `{"request_read_timeout_ms":300}`) // idle timeout: the default, 10 min
+	e.Start()
+	c, err := protocol.Dial(context.Background(), e.Socket)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	for i := 0; i < 3; i++ {
+		if _, err := c.Do(context.Background(), &protocol.Request{Op: protocol.OpPing}, nil); err != nil {
+			t.Fatalf("ping %d on a connection idle for 5× the read timeout: %v", i, err)
+		}
+		time.Sleep(1500 * time.Millisecond) // idle for 5× request_read_timeout_ms
+	}
+	// A half-sent request on another connection is still cut at the read timeout.
+	h, err := net.Dial("unix", e.Socket)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer h.Close()
+	h.Write([]byte(`{"v":1,"op":"pi`))
+	h.SetReadDeadline(time.Now().Add(20 * time.Second))
+	line, err := bufio.NewReader(h).ReadString('\n')
+	if !strings.Contains(line, "not completed within") {
+		t.Fatalf("half-sent request: %q %v", line, err)
+	}
 }
 
 func TestFaultLimitsConnectionsPerUID(t *testing.T) {
