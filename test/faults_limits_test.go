@@ -239,6 +239,9 @@ func TestFaultLimitsInFlightBytes(t *testing.T) {
 // because its JSON escaping makes the request line longer than the payload.
 func TestFaultLimitsSizeAgreement(t *testing.T) {
 	e := NewEnv(t)
+	// This test is about sizes, not time: a race-built hookc escaping ~12 MB on a loaded
+	// machine has taken over the default 30 s to send the line.
+	e.withLimits(t, `{"request_read_timeout_ms":600000}`)
 	e.WriteSettings("project", preToolUse(allowHook("")))
 	e.Start()
 	quotes := strings.Repeat(`"\`, 6<<20/2)
