@@ -122,7 +122,7 @@ func TestClaudeManagedHookUserInstall(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		var notRun []string
+		var notRun, projNotRun []string
 		dec := json.NewDecoder(bytes.NewReader(data))
 		for {
 			var r struct {
@@ -138,6 +138,9 @@ func TestClaudeManagedHookUserInstall(t *testing.T) {
 				if r.Event == "PreToolUse" && strings.HasSuffix(h.Command, "managed.sh") {
 					notRun = append(notRun, h.Outcome+" "+h.File+": "+h.Error)
 				}
+				if r.Event == "PreToolUse" && strings.HasSuffix(h.Command, "project.sh") {
+					projNotRun = append(projNotRun, h.Outcome+" "+h.File+": "+h.Error)
+				}
 			}
 		}
 		if len(notRun) != want {
@@ -146,6 +149,14 @@ func TestClaudeManagedHookUserInstall(t *testing.T) {
 		for _, s := range notRun {
 			if !strings.HasPrefix(s, "not_run "+managedFile+": run by Claude Code: managed hook") {
 				t.Errorf("%s: managed hook in the audit log: %q; want not_run, run by Claude Code", phase, s)
+			}
+		}
+		if len(projNotRun) != want {
+			t.Errorf("%s: audit records naming the project hook: %q; want %d", phase, projNotRun, want)
+		}
+		for _, s := range projNotRun {
+			if !strings.HasPrefix(s, "not_run "+projSettings+": run by Claude Code: this settings file's hooks were not moved") {
+				t.Errorf("%s: project hook in the audit log: %q; want not_run, run by Claude Code", phase, s)
 			}
 		}
 	}
