@@ -31,6 +31,7 @@ for i in $(seq "$N"); do
 done
 echo 0 > $T/tracing_on
 cat $T/trace > "$OUT"
+[ -n "${KEEP:-}" ] && cp "$OUT" "$KEEP"
 python3 - "$OUT" <<'PY'
 import re, sys, statistics
 pat = re.compile(r'^\s*(\S+)-(\d+)\s+\[\d+\]\s+\S+\s+([\d.]+): (.*)$')
