@@ -93,6 +93,11 @@ type Daemon struct {
 type DaemonOptions struct {
 	// Settings is the project's .claude/settings.json ("" for none).
 	Settings string
+	// HookdFile puts Settings into the project's .claude/hookd.json instead, as `hookd
+	// install claude-code` leaves a project: hookd runs those hooks for Claude Code's events
+	// (it leaves hooks of a settings file no install moved to Claude Code, when the client's
+	// environment says Claude Code sent the event: CLAUDECODE=1).
+	HookdFile bool
 	// Config is hookd's own configuration ("" for the embedded default).
 	Config string
 	// Env is added to the daemon's environment (GOMAXPROCS=…, for instance).
@@ -118,7 +123,11 @@ func StartDaemon(tb testing.TB, o DaemonOptions) *Daemon {
 		}
 	}
 	if o.Settings != "" {
-		if err := os.WriteFile(filepath.Join(d.Project, ".claude", "settings.json"), []byte(o.Settings), 0o644); err != nil {
+		name := "settings.json"
+		if o.HookdFile {
+			name = "hookd.json"
+		}
+		if err := os.WriteFile(filepath.Join(d.Project, ".claude", name), []byte(o.Settings), 0o644); err != nil {
 			tb.Fatal(err)
 		}
 	}

@@ -103,11 +103,11 @@ func BenchmarkPythonGuard(b *testing.B) {
 	if shim != "" {
 		cmds["BenchPyShim"] = "python3 " + guard
 	}
-	cold := StartDaemon(b, DaemonOptions{Settings: settingsFor(cmds), Config: `{"prewarm": false}`})
-	warm := StartDaemon(b, DaemonOptions{Settings: settingsFor(cmds)})
+	cold := StartDaemon(b, DaemonOptions{Settings: settingsFor(cmds), HookdFile: true, Config: `{"prewarm": false}`})
+	warm := StartDaemon(b, DaemonOptions{Settings: settingsFor(cmds), HookdFile: true})
 	wcmd := real + " " + worker
 	wcfg, _ := json.Marshal(map[string]any{"hooks": []any{map[string]any{"match": wcmd, "worker": true}}})
-	workerD := StartDaemon(b, DaemonOptions{Settings: settingsFor(map[string]string{"BenchPy": wcmd}), Config: string(wcfg)})
+	workerD := StartDaemon(b, DaemonOptions{Settings: settingsFor(map[string]string{"BenchPy": wcmd}), HookdFile: true, Config: string(wcfg)})
 	daemons := []*Daemon{cold, warm, workerD}
 	pids := []int{os.Getpid()}
 	for _, d := range daemons {
