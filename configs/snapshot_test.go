@@ -589,11 +589,14 @@ func TestGoldenPayloads(t *testing.T) {
 		"PreToolUse-EnterWorktree":         {"pre-all"},
 		"PreToolUse-Read":                  {"pre-read", "pre-all", "pre-read-txt"},
 		"PreToolUse-Write":                 {"pre-edit", "pre-all"},
-		"SessionEnd":                       {"end-other"},
-		"SessionStart":                     {"ss-startup"},
-		"Stop":                             {"stop"},
-		"UserPromptSubmit":                 {"ups"},
-		"WorktreeCreate":                   {"wtc"},
+		// Matching alone: the Bash hooks that also run on a Monitor command are the
+		// daemon's doing (daemon/monitor.go, test/monitor_test.go).
+		"PreToolUse-Monitor": {"pre-all"},
+		"SessionEnd":         {"end-other"},
+		"SessionStart":       {"ss-startup"},
+		"Stop":               {"stop"},
+		"UserPromptSubmit":   {"ups"},
+		"WorktreeCreate":     {"wtc"},
 	}
 	var seen []string
 	for _, p := range paths {

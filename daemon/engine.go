@@ -296,8 +296,18 @@ func (e *Engine) Handle(ctx context.Context, req *protocol.Request, caller Calle
 	// Gemini CLI have no one else running those hooks: hookd runs them.
 	d.FromClaudeCode = hr.ad.Name == protocol.HarnessClaudeCode && runner.LookupEnv(req.Env, "CLAUDECODE") == "1"
 	var run, notRun []*configs.Handler
+	var fam *familyRun
+	ruleCall := call // the call permission rules judge
 	if !hr.local {
-		run, notRun = snap.Match(configs.Query{Event: ev, MatchValue: h.MatchValue, Tool: call, FromClaudeCode: d.FromClaudeCode})
+		if bashInput, ok := monitorCommand(ev, h.ToolName, h.ToolInput); ok && call != nil {
+			// A Monitor shell command: Bash hooks and Bash rules apply to it (monitor.go).
+			run, notRun, fam = monitorFamily(snap, ev, hr.canon, *call, bashInput, d.FromClaudeCode)
+			rc := *call
+			rc.Tool = "Bash"
+			ruleCall = &rc
+		} else {
+			run, notRun = snap.Match(configs.Query{Event: ev, MatchValue: h.MatchValue, Tool: call, FromClaudeCode: d.FromClaudeCode})
+		}
 	}
 	run, async := splitAsync(run)
 	// The harness's own hooks (configured under its own event names) run beside Claude
@@ -319,7 +329,7 @@ func (e *Engine) Handle(ctx context.Context, req *protocol.Request, caller Calle
 			Text: notRunReason(snap, nr, d.FromClaudeCode)})
 	}
 
-	hctx := hookContext{payload: hr.canon, match: h.MatchValue}
+	hctx := hookContext{payload: hr.canon, match: h.MatchValue, family: fam}
 	if len(run) > 0 || len(async) > 0 || len(native) > 0 || ev.Name == "SessionStart" { // nothing to spawn: skip the env copy and stats
 		hctx.env, hctx.dir = e.hookEnv(env, ev, h, project), e.hookDir(h.Cwd, project)
 	}
@@ -349,7 +359,7 @@ func (e *Engine) Handle(ctx context.Context, req *protocol.Request, caller Calle
 	var parts []events.Interpretation
 	var res *protocol.Result
 	if mode == "sequential" {
-		parts, run = e.runSequential(hookCtx, ev, run, hctx, snap, call, emit)
+		parts, run = e.runSequential(hookCtx, ev, run, hctx, snap, ruleCall, emit)
 	} else {
 		parts = e.runParallel(hookCtx, ev, run, hctx, emit)
 	}
@@ -390,7 +400,7 @@ func (e *Engine) Handle(ctx context.Context, req *protocol.Request, caller Calle
 	}
 	rulesApply := hr.ad.Native() || e.cfg.Harnesses.For(hr.ad.Name).RulesApply()
 	if call != nil && rulesApply {
-		e.resolve(ev, res, snap, call, d, emit, log)
+		e.resolve(ev, res, snap, ruleCall, d, emit, log)
 		if !hr.ad.Native() {
 			enforceRuleAnswer(ev, res)
 		}
@@ -528,6 +538,9 @@ type hookContext struct {
 	// the hook is a Claude Code hook).
 	translate func(events.RawOutput) events.RawOutput
 	match     string // the matcher field's value (Header.MatchValue)
+	// family: for a Monitor shell command, the hooks that met it only through Bash get
+	// a Bash-shaped payload and cannot approve (monitor.go); nil otherwise.
+	family *familyRun
 }
 
 func (e *Engine) runParallel(ctx context.Context, ev *events.Event, hs []*configs.Handler, hc hookContext, emit func(*protocol.Frame)) []events.Interpretation {
@@ -635,6 +648,11 @@ func (e *Engine) runOne(ctx context.Context, ev *events.Event, h *configs.Handle
 	ref := h.Ref()
 	emit(&protocol.Frame{Type: protocol.FrameMessage, Kind: protocol.MsgStarted, Hook: &ref})
 	e.counters.hooksRun.Add(1)
+	if hc.family != nil {
+		if p, ok := hc.family.payload[h]; ok {
+			hc.payload = p
+		}
+	}
 	var out events.RawOutput
 	switch h.Type {
 	case events.HTTP:
@@ -654,6 +672,9 @@ func (e *Engine) runOne(ctx context.Context, ev *events.Event, h *configs.Handle
 		out.HookName = ev.Name + ":" + hc.match
 	}
 	in := events.Interpret(ev, ref, out)
+	if hc.family != nil && hc.family.noApprove[h] {
+		events.NoApprove(&in, "the hook met the Monitor tool's command only as a Bash command (Claude Code 2.1.314: such hooks can block or ask, not approve or rewrite)")
+	}
 	if in.Outcome == protocol.OutcomeTimeout && ev.CanBlock && e.cfg.Override(h).OnTimeout == configs.OnTimeoutDeny {
 		failClosedOnTimeout(ev, &in, h.EffectiveTimeout())
 	}
