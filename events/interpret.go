@@ -97,7 +97,10 @@ type Interpretation struct {
 	// PlainTextContext events, plain stdout of exit 0 (then PlainContext is true).
 	AdditionalContext string
 	PlainContext      bool
-	SystemMessage     string
+	// CompactInstructions is a PreCompact hook's plain stdout of exit 0, trimmed and cut
+	// as Claude Code cuts it (precompact.go).
+	CompactInstructions string
+	SystemMessage       string
 	// Specific holds the other honoured event-specific fields, by Claude Code name:
 	// updatedToolOutput, updatedMCPToolOutput, classifierContext, sessionTitle,
 	// watchPaths, initialUserMessage, reloadSkills, displayContent, action, content,
@@ -337,6 +340,9 @@ func interpretCommand(ev *Event, in *Interpretation, out RawOutput) {
 			in.Outcome = protocol.OutcomeOK
 			if ev.PlainTextContext && p.plain != "" {
 				in.AdditionalContext, in.PlainContext = capText(in, "plain stdout", p.plain), true
+			}
+			if ev.Name == "PreCompact" {
+				in.CompactInstructions = compactPiece(out.Command, string(stdout))
 			}
 		}
 	case code == 2 && blocksOnExit2(ev):

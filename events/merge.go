@@ -52,6 +52,14 @@ func Merge(ev *Event, parts []Interpretation) *protocol.Result {
 		if p.SystemMessage != "" {
 			res.SystemMessages = append(res.SystemMessages, p.SystemMessage)
 		}
+		if p.CompactInstructions != "" {
+			// Claude Code joins the hooks' pieces with a blank line, in its hook order
+			// (configuration order: it collects results in the order it matched them).
+			if res.CompactInstructions != "" {
+				res.CompactInstructions += "\n\n"
+			}
+			res.CompactInstructions += p.CompactInstructions
+		}
 		if p.Continue != nil && !*p.Continue {
 			// continue:false wins over every event decision (spec §3.5, §4.3).
 			res.PreventContinuation = true

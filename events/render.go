@@ -49,6 +49,7 @@ func Finalize(ev *Event, res *protocol.Result) {
 		res.Output = top.JSON()
 	}
 	renderPlainContext(ev, res, top, hso)
+	renderCompactInstructions(ev, res)
 	renderExitCode(ev, res)
 	renderStopExit2(ev, res)
 }
@@ -86,6 +87,21 @@ func renderPlainContext(ev *Event, res *protocol.Result, top, hso jsonobj.Object
 	}
 	res.Output = nil
 	res.Stdout = strings.Join(paras, "\n\n") + "\n"
+}
+
+// renderCompactInstructions: PreCompact's instructions reach Claude Code only as a
+// hook's plain stdout of exit 0 (it reads no JSON field for them), so they are printed
+// when nothing else must be said: a block (compaction does not happen) or an answer that
+// needs JSON (continue:false, terminalSequence) wins, and the instructions are then not
+// forwarded — a rare mix Claude Code itself reads differently (it would add the JSON
+// hook's raw text to the instructions). Claude Code cuts what hookc prints at 10,000
+// characters again, as one hook's output: several hooks' instructions longer than that
+// together are cut there, where without hookd each had its own 10,000.
+func renderCompactInstructions(ev *Event, res *protocol.Result) {
+	if ev.Name != "PreCompact" || res.CompactInstructions == "" || res.Block != nil || len(res.Output) > 0 {
+		return
+	}
+	res.Stdout = res.CompactInstructions + "\n"
 }
 
 // plainLabel is the label of a later plain-stdout context. SessionStart's hook name

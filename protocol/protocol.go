@@ -221,6 +221,10 @@ type Result struct {
 	// apart. nil when none did.
 	PlainContext   []bool   `json:"plain_context,omitempty"`
 	SystemMessages []string `json:"system_messages,omitempty"`
+	// CompactInstructions is what PreCompact hooks printed as plain text, joined with a
+	// blank line in configuration order: Claude Code appends it to the compaction's
+	// custom instructions. Rendered as plain stdout.
+	CompactInstructions string `json:"compact_instructions,omitempty"`
 	// Specific holds the other merged event-specific output fields the event honours,
 	// keyed by their Claude Code name (sessionTitle, watchPaths, updatedToolOutput,
 	// updatedPermissions, terminalSequence, worktreePath, ...), for rendering.
