@@ -66,6 +66,10 @@ func viaSocket(event string, wantBlock bool) func(t *testing.T, native, hookd *o
 	}
 }
 
+func monitor(cmd string) claudeapi.Turn {
+	return claudeapi.Turn{ToolName: "Monitor", ToolInput: map[string]any{"command": cmd, "description": "watch"}}
+}
+
 // Scenarios for what changed between Claude Code 2.1.241 and 2.1.330 (docs/differences.md,
 // "Claude Code 2.1.241 – 2.1.330"): each runs natively and through hookd and must agree.
 func init() {
@@ -125,5 +129,21 @@ func init() {
 			Hooks:  []hook{{Name: "a", Event: "UserPromptSubmit", Body: emit("{not json", "", 0)}},
 			Script: []claudeapi.Turn{say("finished")},
 			Counts: map[string]int{"a": 1}},
+		// 2.1.314: hooks matching Bash run on the Monitor tool's shell command (block/ask
+		// only), and Monitor(…) in `if` matches it. The model calls Monitor; hookc receives
+		// tool_name "Monitor", and hookd must still run the Bash guards.
+		&scenario{Name: "monitor-bash-hook-deny", Doc: "a Bash hook denies a command the model starts through Monitor",
+			Hooks:  []hook{preHook("a", emit(decide("deny", "no watching"), "", 0))},
+			Script: []claudeapi.Turn{monitor("touch made-by-monitor"), say("finished")},
+			Counts: map[string]int{"a": 1}},
+		&scenario{Name: "monitor-bash-hook-allow-ignored", Doc: "a Bash hook's allow does not approve a Monitor command (in -p: refused for approval)",
+			Hooks:  []hook{preHook("a", emit(decide("allow", "fine"), "", 0))},
+			Script: []claudeapi.Turn{monitor("touch made-by-monitor"), say("finished")},
+			Counts: map[string]int{"a": 1}},
+		&scenario{Name: "monitor-if", Doc: "if: Monitor(touch *) fits the Monitor command; a Bash-matched hook whose if names Monitor is skipped",
+			Hooks: []hook{{Name: "m", Event: "PreToolUse", Matcher: "Monitor", If: "Monitor(touch *)", Body: emit(decide("ask", "watch this?"), "", 0)},
+				{Name: "skipped", Event: "PreToolUse", Matcher: "Bash", If: "Monitor(touch *)", Body: emit(decide("deny", "never"), "", 0)}},
+			Script: []claudeapi.Turn{monitor("touch made-by-monitor"), say("finished")},
+			Counts: map[string]int{"m": 1}},
 	)
 }
