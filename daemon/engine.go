@@ -377,6 +377,11 @@ func (e *Engine) Handle(ctx context.Context, req *protocol.Request, caller Calle
 	} else {
 		res = events.Merge(ev, parts)
 	}
+	if runner.LookupEnv(env, "CLAUDE_CODE_SESSION_ATTENDED") == "0" {
+		// An unattended Claude Code session honours a defer; elsewhere an ask beats it
+		// (events.permissionRank, Claude Code 2.1.321).
+		events.HonourDefer(ev, res, parts)
+	}
 	res.Warnings = append(res.Warnings, nativeWarnings...)
 	d.Parts, d.Handlers = parts, run
 

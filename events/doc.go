@@ -48,7 +48,8 @@
 //
 //   - Permission: deny > ask > defer > allow — the spec's order (§3.5) except that an ask
 //     beats a defer, because Claude Code lets the ask decide whenever it cannot honour the
-//     defer (2.1.321) and hookd cannot tell when that is (see permissionRank). The reason
+//     defer (2.1.321) and hookd cannot always tell when that is (see permissionRank;
+//     HonourDefer restores the spec's order for unattended sessions). The reason
 //     is every reason given with the winning decision, joined with "\n".
 //   - updatedInput: Claude Code applies the last rewrite to finish (issue #15897). hookd
 //     takes the first rewrite in configuration order — the most authoritative source —

@@ -20,9 +20,8 @@ import (
 // hide the ask: when the defer is ignored nothing asks, and a permission rule or mode may
 // let the call run. hookd cannot know whether the defer will be honoured (the payload
 // says neither the session kind nor the batch size), so it fails closed: an ask beats a
-// defer. The one case that differs from Claude Code — a -p session, one tool call, one
-// hook deferring and another asking — then asks (in -p: refused, or the permission
-// prompt tool decides) where Claude Code would have deferred (docs/differences.md).
+// defer. The daemon restores the spec's order with HonourDefer when the hook environment
+// says the session is unattended (-p, SDK), where Claude Code honours the defer.
 var permissionRank = map[string]int{"allow": 1, "defer": 2, "ask": 3, "deny": 4}
 
 // Merge combines the interpretations of the hooks that ran for one event into one Result.
@@ -264,4 +263,38 @@ func hookName(r protocol.HookRef) string {
 		return r.Command
 	}
 	return "hook"
+}
+
+// HonourDefer re-ranks a PreToolUse merge the spec's way (deny > defer > ask > allow)
+// for a caller whose session Claude Code says is unattended — the hook environment's
+// CLAUDE_CODE_SESSION_ATTENDED=0, which Claude Code 2.1.330 sets in -p and SDK sessions,
+// where it honours a defer (observed: a -p batch of two calls with one hook asking and
+// one deferring ends "tool_deferred", e2e ask-beside-defer-print). There the defer must
+// reach Claude Code. It returns whether it changed res (then Finalize has run again).
+func HonourDefer(ev *Event, res *protocol.Result, parts []Interpretation) bool {
+	if ev.Name != "PreToolUse" || res.HookPermission == nil || res.HookPermission.Decision != "ask" {
+		return false
+	}
+	first := -1
+	for i := range parts {
+		if parts[i].Permission == "defer" {
+			first = i
+			break
+		}
+	}
+	if first < 0 {
+		return false
+	}
+	var reasons []string
+	for i := range parts {
+		if parts[i].Permission == "defer" && parts[i].PermissionReason != "" {
+			reasons = append(reasons, parts[i].PermissionReason)
+		}
+	}
+	ref := parts[first].Hook
+	res.HookPermission = &protocol.Permission{Decision: "defer", Reason: joinTexts(reasons), Source: "hook", Hook: &ref, Via: parts[first].Via}
+	perm := *res.HookPermission
+	res.Permission = &perm
+	Finalize(ev, res)
+	return true
 }

@@ -251,3 +251,32 @@ func mustJSON(v any) []byte {
 	}
 	return b
 }
+
+// TestHonourDefer: for an unattended session (Claude Code -p / SDK, where a defer is
+// honoured) the defer wins over an ask again; a deny still wins; nothing else changes.
+func TestHonourDefer(t *testing.T) {
+	ev := mustEvent(t, "PreToolUse")
+	tests := []struct {
+		name    string
+		hooks   []hook
+		changed bool
+		want    string
+	}{
+		{"defer over ask", []hook{{"a", decision("ask", "A")}, {"b", decision("defer", "")}}, true, "defer"},
+		{"deny stays", []hook{{"a", decision("deny", "D")}, {"b", decision("defer", "")}, {"c", decision("ask", "")}}, false, "deny"},
+		{"ask alone stays", []hook{{"a", decision("ask", "A")}}, false, "ask"},
+		{"defer alone stays", []hook{{"a", decision("defer", "")}}, false, "defer"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			parts := runHooks(t, ev, tt.hooks, nil)
+			res := Merge(ev, parts)
+			if got := HonourDefer(ev, res, parts); got != tt.changed {
+				t.Fatalf("changed = %v, want %v", got, tt.changed)
+			}
+			if res.Permission.Decision != tt.want || !strings.Contains(string(res.Output), `"permissionDecision":"`+tt.want+`"`) {
+				t.Fatalf("decision %s output %s, want %s", res.Permission.Decision, res.Output, tt.want)
+			}
+		})
+	}
+}

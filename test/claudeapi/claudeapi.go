@@ -42,6 +42,8 @@ type Turn struct {
 	ToolName  string
 	ToolInput map[string]any
 	Text      string
+	// Also are more tool calls in the same message (a batch), after the first.
+	Also []Turn
 	// Delay is the model's thinking time: the server waits this long before answering.
 	// A real model takes seconds per turn; benchmarks use it to be realistic about the
 	// idle time between tool calls.
@@ -273,6 +275,18 @@ func Message(seq int, model string, turn Turn) map[string]any {
 			"name":  turn.ToolName,
 			"input": input,
 		})
+		for i, also := range turn.Also {
+			in := also.ToolInput
+			if in == nil {
+				in = map[string]any{}
+			}
+			content = append(content, map[string]any{
+				"type":  "tool_use",
+				"id":    fmt.Sprintf("toolu_standin%04d%d", seq, i+1),
+				"name":  also.ToolName,
+				"input": in,
+			})
+		}
 		stop = "tool_use"
 	}
 	return map[string]any{

@@ -132,6 +132,16 @@ func init() {
 		// 2.1.314: hooks matching Bash run on the Monitor tool's shell command (block/ask
 		// only), and Monitor(…) in `if` matches it. The model calls Monitor; hookc receives
 		// tool_name "Monitor", and hookd must still run the Bash guards.
+		// 2.1.321: Claude Code keeps an ask beside a defer and lets it decide where it
+		// cannot honour the defer (interactive sessions). In -p it honours the defer —
+		// even for a message with two tool calls — and so does hookd: the hook
+		// environment says the session is unattended (CLAUDE_CODE_SESSION_ATTENDED=0),
+		// and only then does hookd let a defer beat an ask.
+		&scenario{Name: "ask-beside-defer-print", Doc: "-p, two calls in one message, one hook asks and one defers: deferred",
+			Hooks: []hook{preHook("a", emit(decide("ask", "check this"), "", 0)), preHook("d", emit(decide("defer", ""), "", 0))},
+			Script: []claudeapi.Turn{{ToolName: "Bash", ToolInput: map[string]any{"command": "echo one", "description": "run"},
+				Also: []claudeapi.Turn{bash("echo two")}}, say("finished")},
+			Counts: map[string]int{"a": 2, "d": 2}},
 		&scenario{Name: "monitor-bash-hook-deny", Doc: "a Bash hook denies a command the model starts through Monitor",
 			Hooks:  []hook{preHook("a", emit(decide("deny", "no watching"), "", 0))},
 			Script: []claudeapi.Turn{monitor("touch made-by-monitor"), say("finished")},
