@@ -608,9 +608,15 @@ func medianF(v []float64) float64 {
 
 func renderCorpus(rows []corpusRow, classes map[string][]string, manifest map[string]corpusManifestRow, pairs int, load0, load1 string, took time.Duration) string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "\nProduced by `make bench-corpus` (`HOOKD_CORPUS_PAIRS=%d`; `HOOKD_BENCH_MD=BENCHMARKS.md` writes it here) on %s/%s, %d CPUs, Claude Code 2.1.330. "+
+	var knobs []string
+	for _, k := range []string{"HOOKD_CORPUS_PAIRS", "HOOKD_CORPUS_DELAYS", "HOOKD_CORPUS_SETUPS"} {
+		if v := os.Getenv(k); v != "" {
+			knobs = append(knobs, k+"="+v)
+		}
+	}
+	fmt.Fprintf(&b, "\nProduced by `make bench-corpus` (`%s`; `HOOKD_BENCH_MD=BENCHMARKS.md` writes it here) on %s/%s, %d CPUs, Claude Code 2.1.330, %d pairs per row. "+
 		"Load average (1, 5, 15 min) at the start: %s; at the end: %s; the run took %s. The machine is shared with other engineers' builds and tests: figures are noisy, compare the two columns of one row (paired, order alternating).\n\n",
-		pairs, runtime.GOOS, runtime.GOARCH, runtime.NumCPU(), load0, load1, took.Round(time.Second))
+		strings.Join(knobs, " "), runtime.GOOS, runtime.GOARCH, runtime.NumCPU(), pairs, load0, load1, took.Round(time.Second))
 	b.WriteString("Wall and CPU are medians per session; CPU = user + system seconds of Claude Code and everything it waited for (hooks, hookc) plus hookd's whole process tree (daemon, zygotes, prewarmed and forked processes). Ratio = native wall ÷ hookd wall, median over pairs (> 1: hookd faster).\n\n")
 	b.WriteString("| setup | model delay | native wall | hookd wall | ratio (min–max) | native CPU | hookd CPU | results identical | files a hookd run left that no native run did (runs) |\n|---|---:|---:|---:|---:|---:|---:|---|---|\n")
 	for _, r := range rows {
