@@ -85,9 +85,9 @@
 //     drops a guard that was working a moment ago.
 //   - An unknown top-level key is a warning: Claude Code 2.1.330 ignores the entire file
 //     (spec §12), hookd loads it and says that Claude Code would not.
-//   - Regex matchers use Go's RE2, not JavaScript RegExp; JavaScript-only syntax
-//     (lookaround, backreferences) is rejected with an error instead of matching
-//     differently (see package matcher).
+//   - Regex matchers are compiled with Go's RE2 when it accepts them, and JavaScript-only
+//     syntax (lookaround, backreferences) with regexp2's ECMAScript mode, so they match
+//     as in Claude Code (see package matcher); a pattern valid in neither is an error.
 //   - An empty file is an error, not an empty object: editors that truncate before
 //     writing produce one for a moment, and the last good version should stand meanwhile.
 //   - A handler with `if` on a tool event runs when the caller supplies no tool call to

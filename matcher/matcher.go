@@ -9,13 +9,18 @@
 //   - FileChanged and StopFailure use a narrower exact set (letters, digits, '_' and '|'
 //     only, '|' the only separator); for them "*" is the literal file name "*".
 //
-// Claude Code evaluates regex matchers with JavaScript's RegExp; hookd uses Go's RE2.
-// The two agree on the patterns people write for tool names (alternation, classes,
-// anchors, quantifiers). JavaScript-only constructs — lookahead/lookbehind, backreferences
-// — are rejected by Compile with an error instead of being guessed at, so a settings file
-// that uses them fails validation loudly rather than matching differently.
+// Claude Code evaluates regex matchers with JavaScript's RegExp. hookd compiles a pattern
+// with Go's RE2 when RE2 accepts it (the patterns people write for tool names:
+// alternation, classes, anchors, quantifiers — where the two agree). A pattern RE2
+// rejects — lookahead/lookbehind, backreferences, e.g. `^(?!Monitor).*$` — is compiled
+// with regexp2 in its ECMAScript mode instead, so the hook matches what it matches in
+// Claude Code. (Rejecting such a file would leave a guard in it unrun, which fails open;
+// Claude Code 2.1.288 even blocks a PreToolUse call whose matching failed.) Node's RegExp
+// is the test oracle for both forms. A backtracking match is bounded by jsMatchTimeout;
+// past it the matcher reports a match, so a guard runs rather than being skipped.
 //
-// Patterns are compiled once, when settings load; Match never allocates or panics.
+// Patterns are compiled once, when settings load; Match never panics, and the RE2 and
+// exact forms never allocate.
 //
 // "spec §N" means §N of docs/spec/claude-code-hooks-spec.md (docs/spec/README.md).
 package matcher
@@ -24,13 +29,21 @@ import (
 	"fmt"
 	"regexp"
 	"strings"
+	"time"
+
+	"github.com/dlclark/regexp2"
 )
+
+// jsMatchTimeout bounds one backtracking (regexp2) match; tool and event names are short,
+// so only a pathological pattern comes near it.
+const jsMatchTimeout = 100 * time.Millisecond
 
 // Matcher is a compiled group matcher. The zero value matches everything.
 type Matcher struct {
 	src   string
 	names []string       // exact names; nil with re == nil means "match all"
 	re    *regexp.Regexp // regex form
+	js    *regexp2.Regexp // regex form RE2 cannot express (JavaScript semantics)
 }
 
 // All is a matcher that matches everything.
@@ -62,10 +75,15 @@ func Compile(pattern string, narrow bool) (*Matcher, error) {
 		return &Matcher{src: pattern, names: names}, nil
 	}
 	re, err := regexp.Compile(pattern)
-	if err != nil {
+	if err == nil {
+		return &Matcher{src: pattern, re: re}, nil
+	}
+	js, jerr := regexp2.Compile(pattern, regexp2.ECMAScript)
+	if jerr != nil {
 		return nil, fmt.Errorf("invalid matcher regex %q: %s", pattern, describe(err))
 	}
-	return &Matcher{src: pattern, re: re}, nil
+	js.MatchTimeout = jsMatchTimeout
+	return &Matcher{src: pattern, js: js}, nil
 }
 
 func isExact(p string, narrow bool) bool {
@@ -81,14 +99,9 @@ func isExact(p string, narrow bool) bool {
 	return true
 }
 
-// describe turns a regexp error into a message that hints at JavaScript-only syntax.
+// describe turns a regexp error into a message that says which syntaxes were tried.
 func describe(err error) string {
-	msg := err.Error()
-	if strings.Contains(msg, "(?=") || strings.Contains(msg, "(?!") || strings.Contains(msg, "(?<") ||
-		strings.Contains(msg, "invalid or unsupported Perl syntax") || strings.Contains(msg, "invalid escape sequence: `\\") {
-		msg += " (lookaround and backreferences are JavaScript-only; hookd matchers use RE2 syntax)"
-	}
-	return msg
+	return err.Error() + " (neither RE2 nor JavaScript regex syntax)"
 }
 
 // Match reports whether v matches.
@@ -98,6 +111,10 @@ func (m *Matcher) Match(v string) bool {
 	}
 	if m.re != nil {
 		return m.re.MatchString(v)
+	}
+	if m.js != nil {
+		ok, err := m.js.MatchString(v)
+		return ok || err != nil // a timed-out match runs the hook (see the package comment)
 	}
 	if m.names == nil {
 		return true
@@ -111,7 +128,9 @@ func (m *Matcher) Match(v string) bool {
 }
 
 // MatchesAll reports whether the matcher matches everything.
-func (m *Matcher) MatchesAll() bool { return m == nil || (m.re == nil && m.names == nil) }
+func (m *Matcher) MatchesAll() bool {
+	return m == nil || (m.re == nil && m.js == nil && m.names == nil)
+}
 
 // Names returns the exact names of a list matcher (nil for match-all and regex).
 func (m *Matcher) Names() []string {
@@ -122,7 +141,7 @@ func (m *Matcher) Names() []string {
 }
 
 // IsRegex reports whether the matcher is a regular expression.
-func (m *Matcher) IsRegex() bool { return m != nil && m.re != nil }
+func (m *Matcher) IsRegex() bool { return m != nil && (m.re != nil || m.js != nil) }
 
 // String returns the pattern as written.
 func (m *Matcher) String() string {

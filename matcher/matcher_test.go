@@ -1,6 +1,10 @@
 package matcher
 
 import (
+	"bytes"
+	"encoding/json"
+	"os"
+	"os/exec"
 	"strings"
 	"testing"
 )
@@ -58,19 +62,59 @@ func TestMatch(t *testing.T) {
 }
 
 func TestCompileErrors(t *testing.T) {
-	for _, p := range []string{"(", "Edit(", "[a-", "(?=Bash)", "(?!Bash)", "(?<=x)y", `(a)\1`} {
+	for _, p := range []string{"(", "Edit(", "[a-", "(?<=x", `a{2,1}`} {
 		_, err := Compile(p, false)
 		if err == nil {
 			t.Errorf("Compile(%q) succeeded, want error", p)
 			continue
 		}
-		if !strings.Contains(err.Error(), "invalid matcher regex") {
+		if !strings.Contains(err.Error(), "invalid matcher regex") || !strings.Contains(err.Error(), "JavaScript") {
 			t.Errorf("Compile(%q) error %q does not say what failed", p, err)
 		}
 	}
-	_, err := Compile("(?=Bash)", false)
-	if !strings.Contains(err.Error(), "JavaScript-only") {
-		t.Errorf("lookahead error %q lacks the RE2 hint", err)
+}
+
+// TestMatchAgreesWithJavaScript uses Node's RegExp — what Claude Code evaluates matchers
+// with — as the oracle for every regex form, RE2-compiled and JavaScript-only alike.
+func TestMatchAgreesWithJavaScript(t *testing.T) {
+	node, err := exec.LookPath("node")
+	if err != nil {
+		if os.Getenv("CI") == "true" {
+			t.Fatal("node is required in CI (the JavaScript RegExp oracle)")
+		}
+		t.Skip("SKIP (loud): node not on PATH; the JavaScript RegExp oracle cannot run")
+	}
+	patterns := []string{"Edit.*", "^Edit$", "^(Edit|Write)$", "mcp__.*__create", "Bash|Monitor$",
+		"^(?!Monitor).*$", "^(?!Bash$).*", "(?=.*Edit)^Notebook", "(?<!Notebook)Edit$", "(?<=mcp__)memory",
+		`^(\w)\w*\1$`, `(Edit)|\1x`, "^(?:(?!Read).)*$", "Write(?=$)", "^.*(?<!Output)$"}
+	values := []string{"Bash", "Monitor", "Edit", "NotebookEdit", "Write", "Read", "BashOutput",
+		"mcp__memory__create", "aXa", "", "WebFetch", "ReadMcpResource"}
+	in, _ := json.Marshal(map[string]any{"p": patterns, "v": values})
+	cmd := exec.Command(node, "-e", `let s="";process.stdin.on("data",d=>s+=d).on("end",()=>{const x=JSON.parse(s);`+
+		`console.log(JSON.stringify(x.p.map(p=>x.v.map(v=>new RegExp(p).test(v)))))})`)
+	cmd.Stdin = bytes.NewReader(in)
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("node: %v", err)
+	}
+	var want [][]bool
+	if err := json.Unmarshal(out, &want); err != nil {
+		t.Fatalf("node output %q: %v", out, err)
+	}
+	for i, p := range patterns {
+		m, err := Compile(p, false)
+		if err != nil {
+			t.Errorf("Compile(%q): %v (JavaScript accepts it)", p, err)
+			continue
+		}
+		if !m.IsRegex() {
+			t.Fatalf("%q compiled as an exact list", p)
+		}
+		for j, v := range values {
+			if got := m.Match(v); got != want[i][j] {
+				t.Errorf("matcher %q on %q: hookd %v, JavaScript %v", p, v, got, want[i][j])
+			}
+		}
 	}
 }
 
