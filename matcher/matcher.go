@@ -41,8 +41,8 @@ const jsMatchTimeout = 100 * time.Millisecond
 // Matcher is a compiled group matcher. The zero value matches everything.
 type Matcher struct {
 	src   string
-	names []string       // exact names; nil with re == nil means "match all"
-	re    *regexp.Regexp // regex form
+	names []string        // exact names; nil with re == nil means "match all"
+	re    *regexp.Regexp  // regex form
 	js    *regexp2.Regexp // regex form RE2 cannot express (JavaScript semantics)
 }
 
