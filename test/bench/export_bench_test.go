@@ -45,6 +45,9 @@ func BenchmarkExportOverhead(b *testing.B) {
 		settings        string
 		clients, events int
 	}{
+		// One client, events back to back: the latency an agent sees, not the throughput
+		// of a saturated machine.
+		{"command/clients=1", withHook, 1, 150},
 		{"command/clients=8", withHook, 8, 400},
 		{"nohook/clients=8", noHook, 8, 2000},
 	}

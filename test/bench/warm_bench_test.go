@@ -143,9 +143,9 @@ func BenchmarkWarm(b *testing.B) {
 		workerCfg = append(workerCfg, map[string]any{"match": workerCmds[l.tool], "worker": true})
 	}
 	wcfg, _ := json.Marshal(map[string]any{"hooks": workerCfg})
-	cold := StartDaemon(b, DaemonOptions{Settings: settingsFor(hookCmds), Config: `{"prewarm": false}`})
-	warm := StartDaemon(b, DaemonOptions{Settings: settingsFor(hookCmds)})
-	worker := StartDaemon(b, DaemonOptions{Settings: settingsFor(workerCmds), Config: string(wcfg)})
+	cold := StartDaemon(b, DaemonOptions{Settings: settingsFor(hookCmds), HookdFile: true, Config: `{"prewarm": false}`})
+	warm := StartDaemon(b, DaemonOptions{Settings: settingsFor(hookCmds), HookdFile: true})
+	worker := StartDaemon(b, DaemonOptions{Settings: settingsFor(workerCmds), HookdFile: true, Config: string(wcfg)})
 	daemons := []*Daemon{cold, warm, worker}
 	pids := []int{os.Getpid()}
 	for _, d := range daemons {
