@@ -208,26 +208,9 @@ echo "$chain" >> %s
 func TestClaudeManagedDropIn(t *testing.T) {
 	ns := setupManagedNS(t)
 
-	root := t.TempDir()
-	home, proj := filepath.Join(root, "home"), filepath.Join(root, "proj")
-	state, sock := filepath.Join(root, "state"), filepath.Join(root, "s.sock")
-	counts := filepath.Join(root, "counts")
-	for _, d := range []string{filepath.Join(home, ".claude"), filepath.Join(proj, ".claude"), counts} {
-		if err := os.MkdirAll(d, 0o755); err != nil {
-			t.Fatal(err)
-		}
-	}
-	write := func(path, content string, mode os.FileMode) {
-		t.Helper()
-		if err := os.WriteFile(path, []byte(content), mode); err != nil {
-			t.Fatal(err)
-		}
-	}
-	script := func(name string) string {
-		p := filepath.Join(root, name+".sh")
-		write(p, "#!/bin/sh\n"+ancestry(filepath.Join(counts, name)), 0o755)
-		return p
-	}
+	w := newManagedWorld(t)
+	root, home, proj, state, sock, counts := w.root, w.home, w.proj, w.state, w.sock, w.counts
+	write, script := w.write, w.script
 	hooksFile := func(extra string, cmds ...string) string {
 		var hs []string
 		for _, c := range cmds {
@@ -382,4 +365,37 @@ func TestClaudeManagedDropIn(t *testing.T) {
 	if b, err := ns.command(ctx, "/", "ls", "-A", filepath.Join(managedDir, "managed-settings.d")).CombinedOutput(); err != nil || len(bytes.TrimSpace(b)) != 0 {
 		t.Errorf("after uninstall managed-settings.d holds %q (%v)", b, err)
 	}
+}
+
+// managedWorld is the scratch HOME, project, state dir and socket of a managed-scope e2e
+// test, with its hook scripts that record their process ancestry under counts/.
+type managedWorld struct {
+	t                                     *testing.T
+	root, home, proj, state, sock, counts string
+}
+
+func newManagedWorld(t *testing.T) *managedWorld {
+	root := t.TempDir()
+	w := &managedWorld{t: t, root: root, home: filepath.Join(root, "home"), proj: filepath.Join(root, "proj"),
+		state: filepath.Join(root, "state"), sock: filepath.Join(root, "s.sock"), counts: filepath.Join(root, "counts")}
+	for _, d := range []string{filepath.Join(w.home, ".claude"), filepath.Join(w.proj, ".claude"), w.counts} {
+		if err := os.MkdirAll(d, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return w
+}
+
+func (w *managedWorld) write(path, content string, mode os.FileMode) {
+	w.t.Helper()
+	if err := os.WriteFile(path, []byte(content), mode); err != nil {
+		w.t.Fatal(err)
+	}
+}
+
+// script writes a hook script named name that records each run in counts/name.
+func (w *managedWorld) script(name string) string {
+	p := filepath.Join(w.root, name+".sh")
+	w.write(p, "#!/bin/sh\n"+ancestry(filepath.Join(w.counts, name)), 0o755)
+	return p
 }

@@ -31,26 +31,9 @@ import (
 func TestClaudeManagedHookUserInstall(t *testing.T) {
 	ns := setupManagedNS(t)
 
-	root := t.TempDir()
-	home, proj := filepath.Join(root, "home"), filepath.Join(root, "proj")
-	state, sock := filepath.Join(root, "state"), filepath.Join(root, "s.sock")
-	counts := filepath.Join(root, "counts")
-	for _, d := range []string{filepath.Join(home, ".claude"), filepath.Join(proj, ".claude"), counts} {
-		if err := os.MkdirAll(d, 0o755); err != nil {
-			t.Fatal(err)
-		}
-	}
-	write := func(path, content string, mode os.FileMode) {
-		t.Helper()
-		if err := os.WriteFile(path, []byte(content), mode); err != nil {
-			t.Fatal(err)
-		}
-	}
-	script := func(name string) string {
-		p := filepath.Join(root, name+".sh")
-		write(p, "#!/bin/sh\n"+ancestry(filepath.Join(counts, name)), 0o755)
-		return p
-	}
+	w := newManagedWorld(t)
+	root, home, proj, state, sock, counts := w.root, w.home, w.proj, w.state, w.sock, w.counts
+	write, script := w.write, w.script
 	hooksFile := func(cmd string) string {
 		return fmt.Sprintf(`{"hooks": {"PreToolUse": [{"matcher": "Bash", "hooks": [{"type": "command", "command": %q}]}]}}`, cmd) + "\n"
 	}

@@ -77,28 +77,7 @@ func TestClaudeModelSwitch(t *testing.T) {
 // returns the set_model control response (scratch paths replaced) and the hook counts.
 func runModelSwitch(t *testing.T, ms modelSwitch, mode string) (string, map[string]int) {
 	t.Helper()
-	root, err := os.MkdirTemp("", "hke2e-ms-")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { os.RemoveAll(root) })
-	w := &world{Mode: mode, Root: root, Home: filepath.Join(root, "home"), Proj: filepath.Join(root, "proj"),
-		Socket: filepath.Join(root, "s.sock"), sc: &scenario{Name: ms.Name}}
-	for _, d := range []string{filepath.Join(w.Home, ".claude"), filepath.Join(w.Proj, ".claude"), w.path("counts"), w.path("managed"), w.path("state")} {
-		if err := os.MkdirAll(d, 0o755); err != nil {
-			t.Fatal(err)
-		}
-	}
-	trust, _ := json.Marshal(map[string]any{"projects": map[string]any{w.Proj: map[string]any{"hasTrustDialogAccepted": true}}})
-	w.Write(t, filepath.Join(w.Home, ".claude.json"), string(trust), 0o644)
-	b, _ := json.MarshalIndent(map[string]any{"hooks": w.hooksByScope(t, ms.Hooks)["project"]}, "", "  ")
-	w.Write(t, w.SettingsPath("project"), string(b)+"\n", 0o644)
-
-	env := claudeEnv(w, mode)
-	if mode == "hookd" {
-		hookdCmd(t, w, env, "install", "claude-code", "--scope", "project", "--project", w.Proj, "--hookc", bin.hookc)
-		startDaemon(t, w, env)
-	}
+	w, env := streamWorld(t, "hke2e-ms-", ms.Name, ms.Hooks, mode)
 	srv := claudeapi.Start(t, []claudeapi.Turn{say("ok")})
 	ctx, cancel := context.WithTimeout(context.Background(), 120*time.Second)
 	defer cancel()
@@ -131,7 +110,7 @@ func runModelSwitch(t *testing.T, ms modelSwitch, mode string) (string, map[stri
 			} `json:"response"`
 		}
 		if json.Unmarshal(sc.Bytes(), &m) == nil && m.Type == "control_response" && m.Response.RequestID == "switch" {
-			answer = strings.ReplaceAll(sc.Text(), root, "$ROOT")
+			answer = strings.ReplaceAll(sc.Text(), w.Root, "$ROOT")
 			break
 		}
 	}
@@ -172,4 +151,34 @@ func countsReached(got, want map[string]int) bool {
 		}
 	}
 	return true
+}
+
+// streamWorld makes the scratch HOME and project of a stream-json session test: the
+// hooks in the project's settings (moved into hookd.json by a project install, with a
+// daemon, when mode is "hookd"). It returns the world and Claude Code's environment.
+func streamWorld(t *testing.T, prefix, name string, hooks []hook, mode string) (*world, []string) {
+	t.Helper()
+	root, err := os.MkdirTemp("", prefix)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(root) })
+	w := &world{Mode: mode, Root: root, Home: filepath.Join(root, "home"), Proj: filepath.Join(root, "proj"),
+		Socket: filepath.Join(root, "s.sock"), sc: &scenario{Name: name}}
+	for _, d := range []string{filepath.Join(w.Home, ".claude"), filepath.Join(w.Proj, ".claude"), w.path("counts"), w.path("managed"), w.path("state")} {
+		if err := os.MkdirAll(d, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	trust, _ := json.Marshal(map[string]any{"projects": map[string]any{w.Proj: map[string]any{"hasTrustDialogAccepted": true}}})
+	w.Write(t, filepath.Join(w.Home, ".claude.json"), string(trust), 0o644)
+	b, _ := json.MarshalIndent(map[string]any{"hooks": w.hooksByScope(t, hooks)["project"]}, "", "  ")
+	w.Write(t, w.SettingsPath("project"), string(b)+"\n", 0o644)
+
+	env := claudeEnv(w, mode)
+	if mode == "hookd" {
+		hookdCmd(t, w, env, "install", "claude-code", "--scope", "project", "--project", w.Proj, "--hookc", bin.hookc)
+		startDaemon(t, w, env)
+	}
+	return w, env
 }

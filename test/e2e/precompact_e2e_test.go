@@ -5,10 +5,7 @@ package e2e
 import (
 	"bytes"
 	"context"
-	"encoding/json"
-	"os"
 	"os/exec"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -75,28 +72,7 @@ func TestClaudePreCompact(t *testing.T) {
 // main-loop request the <summary> answered) and the hook counts.
 func runPreCompact(t *testing.T, pc preCompact, mode string) (string, map[string]int) {
 	t.Helper()
-	root, err := os.MkdirTemp("", "hke2e-pc-")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { os.RemoveAll(root) })
-	w := &world{Mode: mode, Root: root, Home: filepath.Join(root, "home"), Proj: filepath.Join(root, "proj"),
-		Socket: filepath.Join(root, "s.sock"), sc: &scenario{Name: pc.Name}}
-	for _, d := range []string{filepath.Join(w.Home, ".claude"), filepath.Join(w.Proj, ".claude"), w.path("counts"), w.path("managed"), w.path("state")} {
-		if err := os.MkdirAll(d, 0o755); err != nil {
-			t.Fatal(err)
-		}
-	}
-	trust, _ := json.Marshal(map[string]any{"projects": map[string]any{w.Proj: map[string]any{"hasTrustDialogAccepted": true}}})
-	w.Write(t, filepath.Join(w.Home, ".claude.json"), string(trust), 0o644)
-	b, _ := json.MarshalIndent(map[string]any{"hooks": w.hooksByScope(t, pc.Hooks)["project"]}, "", "  ")
-	w.Write(t, w.SettingsPath("project"), string(b)+"\n", 0o644)
-
-	env := claudeEnv(w, mode)
-	if mode == "hookd" {
-		hookdCmd(t, w, env, "install", "claude-code", "--scope", "project", "--project", w.Proj, "--hookc", bin.hookc)
-		startDaemon(t, w, env)
-	}
+	w, env := streamWorld(t, "hke2e-pc-", pc.Name, pc.Hooks, mode)
 	srv := claudeapi.Start(t, []claudeapi.Turn{say("finished"), say("<summary>the summary</summary>")})
 	ctx, cancel := context.WithTimeout(context.Background(), 120*time.Second)
 	defer cancel()
