@@ -33,6 +33,8 @@ import (
 	logspb "go.opentelemetry.io/proto/otlp/logs/v1"
 
 	"github.com/hookd/hookd/protocol"
+
+	"github.com/hookd/hookd/test/testutil"
 )
 
 // otelcolBin builds (or finds in the cache) the collector.
@@ -93,28 +95,7 @@ func (c *collector) start() {
 	out := filepath.Join(c.dir, fmt.Sprintf("export-%d.jsonl", c.runs))
 	c.files = append(c.files, out)
 	cfg := filepath.Join(c.dir, fmt.Sprintf("config-%d.yaml", c.runs))
-	// The collector's own telemetry is off: its default metrics port (8888) would clash
-	// with anything else on the machine.
-	yaml := fmt.Sprintf(`receivers:
-  otlp:
-    protocols:
-      http:
-        endpoint: 127.0.0.1:%d
-exporters:
-  file:
-    path: %s
-    flush_interval: 50ms
-service:
-  telemetry:
-    metrics:
-      level: none
-    logs:
-      level: warn
-  pipelines:
-    logs:
-      receivers: [otlp]
-      exporters: [file]
-`, c.port, out)
+	yaml := testutil.CollectorConfig(c.port, out, "50ms")
 	if err := os.WriteFile(cfg, []byte(yaml), 0o644); err != nil {
 		t.Fatal(err)
 	}

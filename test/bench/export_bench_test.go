@@ -10,6 +10,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/hookd/hookd/test/testutil"
 )
 
 // BenchmarkExportOverhead: are answers slower with the decision log exported? Events/s
@@ -116,25 +118,7 @@ func startBenchCollector(b *testing.B) int {
 	dir := b.TempDir()
 	port := freeBenchPort(b)
 	cfg := filepath.Join(dir, "c.yaml")
-	os.WriteFile(cfg, []byte(fmt.Sprintf(`receivers:
-  otlp:
-    protocols:
-      http:
-        endpoint: 127.0.0.1:%d
-exporters:
-  file:
-    path: %s
-service:
-  telemetry:
-    metrics:
-      level: none
-    logs:
-      level: warn
-  pipelines:
-    logs:
-      receivers: [otlp]
-      exporters: [file]
-`, port, filepath.Join(dir, "out.jsonl"))), 0o644)
+	os.WriteFile(cfg, []byte(testutil.CollectorConfig(port, filepath.Join(dir, "out.jsonl"), "")), 0o644)
 	cmd := exec.Command(bin, "--config", cfg)
 	if err := cmd.Start(); err != nil {
 		b.Fatal(err)
