@@ -95,9 +95,16 @@ func Command(spec ProcSpec) (*exec.Cmd, error) {
 	}
 	cmd.Dir = spec.Dir
 	cmd.Env = spec.Env
-	// Own process group (so a timeout kills grandchildren too) and no controlling
-	// terminal, as Claude Code runs hooks since 2.1.139 (spec §6).
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	// Own session, as Claude Code starts hooks (node's spawn with detached: true; spec §6,
+	// 2.1.139): no controlling terminal, and its own process group (the session's id is
+	// the pid), so a timeout kills grandchildren too. The session matters for speed as
+	// well: with the kernel's autogroup scheduling (sched_autogroup_enabled, the default
+	// on desktop and most server kernels) CPU is shared fairly between sessions first. A
+	// hook in its own session competes with other work on the machine as one session, as
+	// it does natively; hooks left in the daemon's session would all share one session's
+	// slice — a setup with many parallel hooks (ECC: up to 7 per event) ran 2–3× slower
+	// through hookd than natively on a loaded machine with the same CPU seconds.
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
 	if reaperActive() {
 		// A daemon that dies takes its hooks along: the reaper kills their groups; the
 		// parent-death signal covers the direct child even without it (groups.go).

@@ -118,3 +118,59 @@ func TestExecRunnerOutputCap(t *testing.T) {
 		t.Fatal("kept the wrong bytes")
 	}
 }
+
+// TestHookRunsInItsOwnSession: Claude Code starts every hook in a session of its own
+// (spec §6: own session, no controlling terminal); so does hookd, cold and prewarmed.
+// Besides the terminal, the session decides how the kernel's autogroup scheduler shares
+// CPU: hooks left in the daemon's session shared one slice (docs/performance.md).
+func TestHookRunsInItsOwnSession(t *testing.T) {
+	dir := t.TempDir()
+	// /proc/PID/stat: pid (comm) state ppid pgrp session tty_nr ...
+	script := "read -r pid comm state ppid pgrp sid tty rest < /proc/$$/stat\ncat >/dev/null\necho \"$pid $pgrp $sid $tty\"\n"
+	if err := os.WriteFile(filepath.Join(dir, "hook.sh"), []byte(script), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	spec := ProcSpec{
+		Command: "sh", Args: []string{"hook.sh"},
+		Dir: dir, Env: []string{"PATH=/usr/bin:/bin"}, Timeout: 20 * time.Second, Prewarm: PrewarmOn, HookID: "h", HookRev: "r",
+	}
+	check := func(how string, r ProcResult) {
+		t.Helper()
+		f := strings.Fields(string(r.Stdout))
+		if r.ExitCode != 0 || len(f) != 4 {
+			t.Fatalf("%s: exit %d stdout %q stderr %q", how, r.ExitCode, r.Stdout, r.Stderr)
+		}
+		if f[0] != f[1] || f[0] != f[2] {
+			t.Errorf("%s: pid %s, process group %s, session %s: want the hook to lead its own session", how, f[0], f[1], f[2])
+		}
+		if f[2] == strconv.Itoa(testSession(t)) {
+			t.Errorf("%s: the hook runs in the test's (the daemon's) session %s", how, f[2])
+		}
+		if f[3] != "0" {
+			t.Errorf("%s: controlling terminal %s, want none", how, f[3])
+		}
+	}
+	check("cold", ExecRunner{}.Run(context.Background(), spec))
+	p := newTestPool(t, PoolOptions{NoZygote: true})
+	check("first event", p.Run(context.Background(), spec))
+	waitIdle(t, p, 1)
+	check("prewarmed", p.Run(context.Background(), spec))
+	if stat(p, "hits") != 1 {
+		t.Fatalf("hits = %d, want 1 (misses %d, fallbacks %d, died %d)", stat(p, "hits"), stat(p, "misses"), stat(p, "fallbacks"), stat(p, "died_waiting"))
+	}
+}
+
+// testSession is the session id of the test process.
+func testSession(t *testing.T) int {
+	b, err := os.ReadFile("/proc/self/stat")
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := string(b)
+	f := strings.Fields(s[strings.LastIndexByte(s, ')')+2:]) // state ppid pgrp session
+	n, err := strconv.Atoi(f[3])
+	if err != nil {
+		t.Fatal(err)
+	}
+	return n
+}
