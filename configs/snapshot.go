@@ -341,6 +341,8 @@ func (s *Snapshot) reason(h *Handler, disableFrom string) (reason string, blocke
 		return "allowManagedHooksOnly is set in managed settings: only managed hooks run", true
 	case h.Type == events.Command && IsForwarder(h.Command, h.Args):
 		return "forwards events to hookd (hookc); hookd never runs it, it would call itself", true
+	case h.Type == events.HTTP && IsHTTPForwarder(h.URL):
+		return "forwards events to hookd (its http forwarder); hookd never runs it, it would call itself", true
 	case s.RoutedBy != "" && !h.Runnable && !managed:
 		return fmt.Sprintf("%s hooks need the harness, and under hookd's managed drop-in (%s, allowManagedHooksOnly) Claude Code does not run them either; not run", h.Type, s.RoutedBy), false
 	case h.If != nil && !h.Event.ToolEvent:

@@ -10,7 +10,9 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/hookd/hookd/configs"
+	"github.com/hookd/hookd/configs/install"
 	"github.com/hookd/hookd/daemon/audit"
+	"github.com/hookd/hookd/daemon/httpfwd"
 	"github.com/hookd/hookd/daemon/runner"
 	"github.com/hookd/hookd/daemon/settings"
 	"github.com/hookd/hookd/protocol"
@@ -37,6 +39,10 @@ type Options struct {
 	Signals <-chan os.Signal
 	// Grace is how long Serve waits for in-flight events once its context is done.
 	Grace time.Duration
+	// HTTP, with a Socket, also serves Claude Code's http hooks on this loopback endpoint
+	// (package httpfwd, docs/http-forwarder.md), and keeps each session's environment as
+	// hookc sends it for them.
+	HTTP *install.HTTPEndpoint
 }
 
 // Daemon is hookd assembled: the runner pool, the decision log, the settings store and
@@ -53,6 +59,9 @@ type Daemon struct {
 	engine     *Engine
 	watcher    *settings.Watcher
 	server     *Server
+	http       *httpfwd.HTTPServer
+	// httpErr says why the configured HTTP forwarder is not served ("" when it is).
+	httpErr string
 }
 
 // New builds a daemon, in this order: the runner pool; the decision log when hookd's
@@ -111,6 +120,7 @@ func New(ctx context.Context, o Options) (*Daemon, error) {
 	d.engine = NewEngine(EngineOptions{
 		Logger: o.Logger.Named("engine"), Config: o.Config, Sources: o.Sources, StateDir: o.StateDir,
 		Runner: d.pool, Audit: aud, SyncForwarders: o.Socket != "",
+		SessionEnvs: o.Socket != "" && o.HTTP != nil,
 	})
 	if o.Socket == "" {
 		return d, nil
@@ -123,6 +133,18 @@ func New(ctx context.Context, o Options) (*Daemon, error) {
 	if err := d.server.Listen(o.Socket); err != nil {
 		d.Close()
 		return nil, err
+	}
+	if o.HTTP != nil {
+		hs := &httpfwd.HTTPServer{Engine: d.engine, CallerGone: ErrCallerGone, Shutdown: ErrShutdown, Log: o.Logger.Named("http"), Token: o.HTTP.Token, MaxRequestBytes: o.Config.MaxRequestBytes,
+			ReadTimeout: time.Duration(lim.RequestReadTimeoutMS) * time.Millisecond}
+		if err := hs.Listen(o.HTTP.Listen); err != nil {
+			// The socket still serves hookc; Claude Code's http hooks fail (closed, with
+			// onFailure: block) until this is fixed. Said loudly, and in status.
+			d.httpErr = err.Error()
+			o.Logger.Error("http forwarder not served", zap.Error(err))
+		} else {
+			d.http = hs
+		}
 	}
 	d.engine.SyncForwarders() // forwarders follow hookd's files (docs/claude-code.md); serving only, after Listen
 	d.watcher = settings.StartWatcher(ctx, d.engine.Store(), settings.WatchOptions{Logger: o.Logger.Named("watcher"), Signals: o.Signals})
@@ -138,7 +160,23 @@ func (d *Daemon) Serve(ctx context.Context) error {
 	if d.server == nil {
 		return errors.New("daemon: Serve needs Options.Socket")
 	}
-	return d.server.Serve(ctx, d.opts.Grace)
+	if d.http == nil {
+		return d.server.Serve(ctx, d.opts.Grace)
+	}
+	var herr error
+	done := make(chan struct{})
+	go func() { defer close(done); herr = d.http.Serve(ctx, d.opts.Grace) }()
+	err := d.server.Serve(ctx, d.opts.Grace)
+	<-done
+	return errors.Join(err, herr)
+}
+
+// HTTPAddr is the address the HTTP forwarder listens on, "" when it does not.
+func (d *Daemon) HTTPAddr() string {
+	if d.http == nil {
+		return ""
+	}
+	return d.http.Addr()
 }
 
 // Handle answers one event in-process, exactly as the server does for a request on the
@@ -161,6 +199,9 @@ func (d *Daemon) Close() error {
 	if d.server != nil && d.server.ln != nil {
 		// Serve removes the socket; this covers a daemon that never served.
 		d.server.ln.Close()
+	}
+	if d.http != nil {
+		d.http.Close() // Serve closed it already; this covers one that never served
 	}
 	d.pool.Close()
 	if d.audit != nil {

@@ -88,6 +88,10 @@ type EngineOptions struct {
 	// into Claude Code's settings files when hookd's own files beside them changed
 	// (forwarders.go). A serving daemon sets it; `hookd run` writes nothing.
 	SyncForwarders bool
+	// SessionEnvs: keep each Claude Code session's environment, as hookc sends it, for
+	// the session's events that arrive over the HTTP forwarder (sessionenv.go). In
+	// StateDir when set, else in memory only.
+	SessionEnvs bool
 }
 
 // Engine answers events: match, run, interpret, merge, resolve against permission rules,
@@ -112,6 +116,8 @@ type Engine struct {
 	// hook files by path (daemon/harness.go).
 	versions    versionCache
 	nativeCache sync.Map
+	// envs holds sessions' environments for the HTTP forwarder; nil without one.
+	envs *sessionEnvs
 }
 
 type counters struct {
@@ -148,6 +154,9 @@ func NewEngine(o EngineOptions) *Engine {
 	}
 	if o.SyncForwarders {
 		so.OnReload = e.forwardersFollow
+	}
+	if o.SessionEnvs {
+		e.envs = newSessionEnvs(o.StateDir, o.Logger.Named("session-env"))
 	}
 	e.store = settings.NewStore(so)
 	return e
@@ -266,6 +275,12 @@ func (e *Engine) Handle(ctx context.Context, req *protocol.Request, caller Calle
 	}
 	snap := e.store.Snapshot(project)
 	e.noteSession(project, h.SessionID)
+	if e.envs != nil && caller.Client != ClientHTTP && req.Env != nil && hr.ad.Name == protocol.HarnessClaudeCode &&
+		runner.LookupEnv(req.Env, "CLAUDECODE") == "1" {
+		// A Claude Code hook's own environment (hookc's): what the session's http events
+		// will run with (sessionenv.go).
+		e.envs.put(h.SessionID, project, req.Env)
+	}
 
 	d := &Decision{ID: NewDecisionID(), Time: time.Now(), Event: ev.Name, Header: h, Payload: req.Event,
 		ProjectDir: project, Caller: caller, Snapshot: snap,

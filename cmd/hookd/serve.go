@@ -4,12 +4,14 @@ import (
 	"fmt"
 	"os"
 	"os/signal"
+	"path/filepath"
 	"syscall"
 	"time"
 
 	"github.com/urfave/cli/v2"
 	"go.uber.org/zap"
 
+	"github.com/hookd/hookd/configs/install"
 	"github.com/hookd/hookd/daemon"
 	"github.com/hookd/hookd/daemon/runner"
 )
@@ -46,9 +48,16 @@ every settings file (fsnotify; see docs/hot-reload.md), reloads everything on SI
 				}
 			}()
 			src, sock := sources(c, cfg), c.String("socket")
+			// The HTTP forwarder (docs/http-forwarder.md) is served when
+			// `hookd install claude-code --transport http` created its endpoint file.
+			ep, err := install.LoadHTTPEndpoint(c.String("state-dir"))
+			if err != nil {
+				log.Error("http forwarder not served", zap.Error(err))
+				ep = nil
+			}
 			d, err := daemon.New(ctx, daemon.Options{
 				Logger: log, Config: cfg, Sources: src, StateDir: c.String("state-dir"),
-				Socket: sock, Signals: hup, Grace: c.Duration("grace"),
+				Socket: sock, Signals: hup, Grace: c.Duration("grace"), HTTP: ep,
 			})
 			if err != nil {
 				return err
@@ -74,6 +83,9 @@ every settings file (fsnotify; see docs/hot-reload.md), reloads everything on SI
 				zap.String("config", cfgPath), zap.String("managed_dir", src.ManagedDir), zap.String("user_dir", src.UserDir),
 				zap.String("mode", cfg.Mode))
 			fmt.Fprintf(c.App.ErrWriter, "hookd: listening on %s\n  connect a harness: set each hook command to `hookc` (HOOKD_SOCKET=%s), or speak NDJSON on the socket (see protocol docs)\n", sock, sock)
+			if a := d.HTTPAddr(); a != "" {
+				fmt.Fprintf(c.App.ErrWriter, "hookd: http forwarder on http://%s (token in %s)\n", a, filepath.Join(c.String("state-dir"), install.HTTPEndpointFile))
+			}
 			err = d.Serve(ctx)
 			log.Info("hookd stopped")
 			return err

@@ -1,0 +1,40 @@
+package httpfwd
+
+import (
+	"testing"
+
+	"github.com/hookd/hookd/events"
+	"github.com/hookd/hookd/protocol"
+)
+
+// TestHTTPAnswer: what a command hook says with exit 2 is said in JSON where the event has
+// a JSON form, and reported lost where it has none.
+func TestHTTPAnswer(t *testing.T) {
+	ev := func(n string) *events.Event { e, _ := events.Lookup(n); return e }
+	for _, c := range []struct {
+		name, event string
+		res         protocol.Result
+		want        string
+		lost        bool
+	}{
+		{"JSON passes", "PreToolUse", protocol.Result{Output: []byte(`{"hookSpecificOutput":{"hookEventName":"PreToolUse","permissionDecision":"allow"}}`)},
+			`{"hookSpecificOutput":{"hookEventName":"PreToolUse","permissionDecision":"allow"}}`, false},
+		{"nothing to say", "PostToolUse", protocol.Result{}, `{}`, false},
+		{"PreToolUse fail-closed", "PreToolUse", *protocol.FailClosed("PreToolUse", "down"),
+			`{"hookSpecificOutput":{"hookEventName":"PreToolUse","permissionDecision":"deny","permissionDecisionReason":"down"}}`, false},
+		{"PreToolUse exit 2 drops updatedInput", "PreToolUse", protocol.Result{ExitCode: 2, Stderr: "no\n",
+			Output: []byte(`{"hookSpecificOutput":{"hookEventName":"PreToolUse","updatedInput":{"a":1},"additionalContext":"c"}}`)},
+			`{"hookSpecificOutput":{"hookEventName":"PreToolUse","additionalContext":"c","permissionDecision":"deny","permissionDecisionReason":"no"}}`, false},
+		{"Stop exit 2", "Stop", protocol.Result{ExitCode: 2, Stderr: "keep going\n"}, `{"decision":"block","reason":"keep going"}`, false},
+		{"PermissionRequest JSON deny", "PermissionRequest", *protocol.FailClosed("PermissionRequest", "down"),
+			`{"hookSpecificOutput":{"decision":{"behavior":"deny","message":"down"},"hookEventName":"PermissionRequest"}}`, false},
+		{"Notification exit-2 notice lost", "Notification", protocol.Result{ExitCode: 2, Stderr: "note"}, `{}`, true},
+		{"TeammateIdle exit-2 block lost", "TeammateIdle", protocol.Result{ExitCode: 2, Stderr: "work on"}, `{}`, true},
+		{"plain stdout lost", "UserPromptSubmit", protocol.Result{Stdout: "ctx\n"}, `{}`, true},
+	} {
+		got, lost := HTTPAnswer(ev(c.event), &c.res)
+		if string(got) != c.want || (lost != "") != c.lost {
+			t.Errorf("%s: got %s (lost %q), want %s (lost %v)", c.name, got, lost, c.want, c.lost)
+		}
+	}
+}
