@@ -32,7 +32,7 @@ func coldShell(t *testing.T, command string, args []string, dir string, env []st
 	cmd.Stdin = strings.NewReader(string(stdin))
 	var so, se strings.Builder
 	cmd.Stdout, cmd.Stderr = &so, &se
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true} // as runner.Command starts a cold hook
 	code := 0
 	if err := cmd.Run(); err != nil {
 		var ee *exec.ExitError
@@ -109,8 +109,8 @@ func TestLaunchersMatchColdShell(t *testing.T) {
 			if c.args == nil && !strings.HasPrefix(c.command, "exec ") || strings.Contains(c.name, "wrapper") {
 				// Documented difference (docs/zygote.md): without exec, dash stays as the
 				// cold hook's parent and process-group leader; a forked hook leads its own
-				// group (so a timeout still kills everything it started).
-				known = append(known, "own_group")
+				// group and session (so a timeout still kills everything it started).
+				known = append(known, "own_group", "own_session")
 			}
 			compareProbe(t, got.stdout, want.stdout, known...)
 		})

@@ -345,6 +345,20 @@ def _zygote():
         if sp is None:
             return send({"id": rid, "fallback": "fork failed"})
         pid, zs, pfd = sp
+        try:
+            ok = zs.recv(1) == b"S"  # it leads its own session (new_spare); at once for a spare forked earlier
+        except OSError:
+            ok = False
+        if not ok:  # it died before it got that far: nothing of the event has run
+            zs.close()
+            sel.unregister(pfd)
+            os.close(pfd)
+            try:
+                os.kill(pid, 9)
+            except OSError:
+                pass
+            os.waitpid(pid, 0)
+            return send({"id": rid, "fallback": "forked child ended before it was ready"})
         children[pfd] = (rid, pid)
         sel.modify(pfd, selectors.EVENT_READ, pfd)
         global_peak[0] = max(global_peak[0], len(children))
@@ -375,16 +389,19 @@ def _zygote():
             return None
         if pid == 0:
             try:
+                # Its own session (and so its own process group), as Claude Code starts a
+                # hook: no controlling terminal, and its own share of the CPU under the
+                # kernel's autogroup scheduling. Only the child can do it; it says so with
+                # one byte, which the zygote reads before it gives hookd the pid (hookd kills
+                # -pid on a timeout, so the group must exist by then).
+                os.setsid()
                 zs.close()
+                cs.send(b"S")
                 spare_main(cs)
             except BaseException:  # noqa: BLE001 - never fall back into the zygote's loop
                 pass
             os._exit(127)
         cs.close()
-        try:
-            os.setpgid(pid, pid)  # hookd kills -pid: the child leads its own group
-        except OSError:
-            pass
         try:
             pfd = os.pidfd_open(pid)
         except OSError:

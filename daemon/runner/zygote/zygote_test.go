@@ -48,6 +48,7 @@ out = {
   "signals": {s.name: disp(s) for s in signal.valid_signals() if isinstance(s, signal.Signals)},
   "sigmask": {k: v for k, v in status.items() if k != "SigQ" and k != "SigPnd" and k != "ShdPnd"},
   "own_group": os.getpgid(0) == os.getpid(),
+  "own_session": os.getsid(0) == os.getpid(),
   "stdio": [(s.name, s.encoding, s.errors, s.line_buffering, s.write_through, s.mode, type(s.buffer).__name__) for s in (sys.stdin, sys.stdout, sys.stderr)],
   "main_keys": sorted(k for k in globals() if k.startswith("__")),
   "loader": [type(__loader__).__name__, __loader__.name, __loader__.path],
@@ -87,7 +88,7 @@ func coldB(t testing.TB, spec Spec, stdin []byte) outcome {
 	cmd.Stdin = bytes.NewReader(stdin)
 	var so, se bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &so, &se
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true} // as runner.Command starts a cold hook
 	err := cmd.Run()
 	code := 0
 	if err != nil {
