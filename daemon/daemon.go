@@ -120,7 +120,7 @@ func New(ctx context.Context, o Options) (*Daemon, error) {
 	d.engine = NewEngine(EngineOptions{
 		Logger: o.Logger.Named("engine"), Config: o.Config, Sources: o.Sources, StateDir: o.StateDir,
 		Runner: d.pool, Audit: aud, SyncForwarders: o.Socket != "",
-		SessionEnvs: o.Socket != "" && o.HTTP != nil,
+		SessionEnvs: o.Socket != "" && o.HTTP != nil, HTTP: o.HTTP,
 	})
 	if o.Socket == "" {
 		return d, nil

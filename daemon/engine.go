@@ -16,6 +16,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/hookd/hookd/configs"
+	"github.com/hookd/hookd/configs/install"
 	"github.com/hookd/hookd/daemon/runner"
 	"github.com/hookd/hookd/daemon/settings"
 	"github.com/hookd/hookd/events"
@@ -92,6 +93,9 @@ type EngineOptions struct {
 	// the session's events that arrive over the HTTP forwarder (sessionenv.go). In
 	// StateDir when set, else in memory only.
 	SessionEnvs bool
+	// HTTP is the daemon's http forwarder endpoint, for rewriting http forwarders
+	// (forwarders.go); nil without one.
+	HTTP *install.HTTPEndpoint
 }
 
 // Engine answers events: match, run, interpret, merge, resolve against permission rules,
@@ -117,7 +121,8 @@ type Engine struct {
 	versions    versionCache
 	nativeCache sync.Map
 	// envs holds sessions' environments for the HTTP forwarder; nil without one.
-	envs *sessionEnvs
+	envs   *sessionEnvs
+	httpEP *install.HTTPEndpoint
 }
 
 type counters struct {
@@ -141,7 +146,7 @@ func NewEngine(o EngineOptions) *Engine {
 	}
 	e := &Engine{
 		log: o.Logger, cfg: o.Config, runner: o.Runner, audit: o.Audit,
-		state: o.StateDir, home: o.Sources.Home, start: time.Now(),
+		state: o.StateDir, home: o.Sources.Home, start: time.Now(), httpEP: o.HTTP,
 	}
 	so := settings.StoreOptions{
 		Logger: o.Logger.Named("settings"), Sources: o.Sources, Veto: e.vetoConfigChange,

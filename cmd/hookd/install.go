@@ -40,10 +40,15 @@ Claude Code then runs only managed hooks, and hookd runs the user, project and l
 from their own files. The drop-in is a plain file an MDM can deliver. See docs/fleet.md.`,
 			Flags: append(scopeFlags(),
 				&cli.StringFlag{Name: "hookc", Usage: "forwarder `PATH` written into the hook (default: the hookc next to this hookd)"},
+				&cli.StringFlag{Name: "transport", Value: install.TransportHookc, Usage: "how Claude Code reaches hookd: hookc (command hooks over the Unix socket), or http (Claude Code's http hooks post the frequent events to hookd on 127.0.0.1, the rest stay on hookc; user and local scopes; see docs/http-forwarder.md)"},
+				&cli.IntFlag{Name: "http-port", Usage: "with --transport http: the loopback `PORT` hookd serves http on (default: the one already chosen, else 21000 + uid mod 10000)"},
 			),
 			Action: planned(func(c *cli.Context) (o install.Options, err error) {
 				if o, err = installOptions(c); err == nil {
 					o.Forwarder, err = forwarderFlag(c)
+				}
+				if err == nil {
+					o.HTTP, err = transportFlag(c)
 				}
 				return o, err
 			}, install.PlanInstall),
@@ -211,4 +216,36 @@ func forwarderFlag(c *cli.Context) (string, error) {
 		return "", err
 	}
 	return shellQuote(fwd), nil
+}
+
+// transportFlag is the endpoint of --transport http (nil for hookc): the one in hookd's
+// state directory, created there (0600, a new token) unless --dry-run, which writes
+// nothing and shows a token that is not kept.
+func transportFlag(c *cli.Context) (*install.HTTPEndpoint, error) {
+	switch c.String("transport") {
+	case install.TransportHookc, "":
+		if c.IsSet("http-port") {
+			return nil, errors.New("--http-port needs --transport http")
+		}
+		return nil, nil
+	case install.TransportHTTP:
+	default:
+		return nil, fmt.Errorf("--transport %q: hookc or http", c.String("transport"))
+	}
+	port := c.Int("http-port")
+	if port < 0 || port > 65535 {
+		return nil, fmt.Errorf("--http-port %d: not a port", port)
+	}
+	state := c.String("state-dir")
+	if c.Bool("dry-run") {
+		ep, err := install.LoadHTTPEndpoint(state)
+		if err != nil || ep != nil {
+			return ep, err
+		}
+		if port == 0 {
+			port = install.DefaultHTTPPort()
+		}
+		return &install.HTTPEndpoint{Listen: fmt.Sprintf("127.0.0.1:%d", port), Token: strings.Repeat("0", 64) + "-dry-run"}, nil
+	}
+	return install.EnsureHTTPEndpoint(state, port)
 }

@@ -28,6 +28,13 @@ type handlerInfo struct {
 	Timeout   *float64 `json:"timeout"`
 	OnFailure string   `json:"onFailure"`
 	Async     bool     `json:"async"`
+	URL       string   `json:"url"`
+}
+
+// isForwarder: a hookc command or hookd's own http forwarder (configs.IsHTTPForwarder).
+func (hi handlerInfo) isForwarder() bool {
+	return hi.Type == "command" && configs.IsForwarder(hi.Command, hi.Args) ||
+		hi.Type == "http" && configs.IsHTTPForwarder(hi.URL)
 }
 
 // movable reports whether hookd runs handlers of this type itself (command and http);
@@ -74,7 +81,7 @@ func split(h hooksValue) (kept, moved hooksValue, forwarders int) {
 					continue
 				}
 				switch {
-				case hi.Type == "command" && configs.IsForwarder(hi.Command, hi.Args):
+				case hi.isForwarder():
 					forwarders++
 				case movable(hi.Type):
 					mh = append(mh, x)
@@ -120,7 +127,7 @@ func withoutForwarders(h hooksValue) hooksValue {
 			var keep []json.RawMessage
 			for _, x := range hs {
 				var hi handlerInfo
-				if json.Unmarshal(x, &hi) == nil && hi.Type == "command" && configs.IsForwarder(hi.Command, hi.Args) {
+				if json.Unmarshal(x, &hi) == nil && hi.isForwarder() {
 					continue
 				}
 				keep = append(keep, x)
@@ -230,7 +237,11 @@ func Forwarding(event string, hooked bool) (forward bool, why string) {
 // forwarders builds the forwarding hooks for every event: one matcher group per event
 // (matcher "*" where the event has a matcher field, none otherwise) running cmd, with a
 // timeout covering the slowest moved hook of that event.
-func forwarders(moved hooksValue, cmd string) hooksValue {
+//
+// With ep (--transport http), the events of HTTPEvents get an http handler posting to
+// hookd instead (httpHandler), and SessionStart always gets a hookc forwarder: its
+// environment is what the session's http events run with.
+func forwarders(moved hooksValue, cmd string, ep *HTTPEndpoint) hooksValue {
 	slowest := map[string]time.Duration{}
 	explicit := map[string]time.Duration{}
 	fileMatchers := []*string{}
@@ -267,7 +278,7 @@ func forwarders(moved hooksValue, cmd string) hooksValue {
 	out := jsonobj.Object{}
 	for _, name := range events.Names() {
 		ev, _ := events.Lookup(name)
-		if fwd, _ := Forwarding(name, movedEvents[name]); !fwd {
+		if fwd, _ := Forwarding(name, movedEvents[name]); !fwd && !(ep != nil && name == "SessionStart") {
 			continue
 		}
 		timeout := DefaultForwarderTimeout
@@ -294,7 +305,9 @@ func forwarders(moved hooksValue, cmd string) hooksValue {
 			handler = handler.Set("command", forwarderWithTimeout(cmd, timeout))
 			handler = append(handler, jsonobj.Member{Key: "timeout", Value: seconds(timeout)})
 		}
-		if failClosed[name] {
+		if ep != nil && HTTPEvents[name] {
+			handler = httpHandler(ep, ev, timeout)
+		} else if failClosed[name] {
 			// A moved hook fails closed: so must its forwarder. Should hookc itself time
 			// out or fail to start, Claude Code then blocks as it would have for the
 			// hook (a Claude Code key, 2.1.295+; not one of hookd's own).
@@ -311,6 +324,9 @@ func forwarders(moved hooksValue, cmd string) hooksValue {
 				}
 				groups = append(groups, append(g, jsonobj.Member{Key: "hooks", Value: hooks}).JSON())
 			}
+		case ev.MatcherField != "" && !movedEvents[name]:
+			// SessionStart under --transport http: every source, for the environment.
+			groups = append(groups, jsonobj.Object{}.Set("matcher", "*").SetRaw("hooks", hooks).JSON())
 		case ev.MatcherField != "":
 			groups = append(groups, jsonobj.Object{}.Set("matcher", UnionMatcher(groupMatchers[name])).SetRaw("hooks", hooks).JSON())
 		default:

@@ -83,6 +83,10 @@ type Meta struct {
 	// still as original, uninstall restores the backup's bytes.
 	OriginalSHA256  string `json:"original_sha256,omitempty"`
 	InstalledSHA256 string `json:"installed_sha256,omitempty"`
+	// Transport is TransportHTTP when the forwarders of HTTPEvents are http handlers
+	// (--transport http); empty for hookc. The token is not recorded here: it lives in
+	// hookd's state directory (HTTPEndpointFile) and in the Claude Code file's handlers.
+	Transport string `json:"transport,omitempty"`
 }
 
 func digest(b []byte) string {
@@ -110,6 +114,18 @@ type Options struct {
 	HookdVersion string
 	// Now stamps backups and the record; zero means time.Now.
 	Now time.Time
+	// HTTP, when set, installs the http transport (docs/http-forwarder.md): the events of
+	// HTTPEvents post to this endpoint, the others keep hookc. Only the user and local
+	// scopes: the handlers carry the token, and a project's settings.json is committed.
+	// The Claude Code file is then made 0600.
+	HTTP *HTTPEndpoint
+}
+
+func (o Options) transport() string {
+	if o.HTTP != nil {
+		return TransportHTTP
+	}
+	return ""
 }
 
 // Plan is a computed change to the two files; Apply carries it out.
@@ -125,6 +141,9 @@ type Plan struct {
 	RemoveDirs []string
 	// Summary says what the plan does, one line per fact.
 	Summary []string
+	// SettingsPrivate: write the Claude Code file with mode 0600 (it holds the http
+	// forwarder's token).
+	SettingsPrivate bool
 }
 
 // Changed reports whether applying the plan would change anything.
@@ -199,7 +218,17 @@ func (p *Plan) Apply() error {
 	}
 	steps := []func() error{
 		func() error { return writeOrRemove(p.Hookd, p.HookdBefore, p.HookdAfter, 0o644) },
-		func() error { return writeOrRemove(p.Settings, p.SettingsBefore, p.SettingsAfter, 0o644) },
+		func() error {
+			if p.SettingsPrivate && p.SettingsAfter != nil {
+				// The token must not be readable by other users, also not for the moment
+				// between the write and a chmod: the new file is created 0600.
+				if err := os.MkdirAll(filepath.Dir(p.Settings), 0o755); err != nil {
+					return err
+				}
+				return atomicfile.WriteIf(p.Settings, p.SettingsAfter, 0o600, true, func() error { return unchanged(p.Settings, p.SettingsBefore) })
+			}
+			return writeOrRemove(p.Settings, p.SettingsBefore, p.SettingsAfter, 0o644)
+		},
 	}
 	for _, step := range steps {
 		if err := step(); err != nil {
@@ -400,6 +429,9 @@ func PlanInstall(o Options) (*Plan, error) {
 	if !configs.IsForwarder(o.Forwarder, nil) {
 		return nil, fmt.Errorf("the forwarder %q does not run a program named hookc; hookd could not tell it from a real hook", o.Forwarder)
 	}
+	if o.HTTP != nil && o.Scope != configs.KindUser && o.Scope != configs.KindLocal {
+		return nil, fmt.Errorf("--transport http is for the user and local scopes only: its handlers carry hookd's token, and %s is shared (a project's settings.json is committed; a managed drop-in is the whole machine's)", o.Scope)
+	}
 	if o.Scope == configs.KindManaged {
 		return planInstallManaged(o)
 	}
@@ -437,7 +469,9 @@ func PlanInstall(o Options) (*Plan, error) {
 		meta.Forwarder = o.Forwarder
 		moved = merge(hf.hooks, newlyMoved)
 	}
-	fwd := forwarders(moved, o.Forwarder)
+	meta.Transport = o.transport()
+	p.SettingsPrivate = o.HTTP != nil
+	fwd := forwarders(moved, o.Forwarder, o.HTTP)
 	newHooks := withForwarders(kept, fwd)
 
 	// The Claude Code file: only "hooks" changes.
@@ -462,7 +496,7 @@ func PlanInstall(o Options) (*Plan, error) {
 	}
 
 	// hookd's file: rewritten only when its content changes.
-	if hf.meta != nil && len(newlyMoved) == 0 && hf.meta.Forwarder == o.Forwarder {
+	if hf.meta != nil && len(newlyMoved) == 0 && hf.meta.Forwarder == o.Forwarder && hf.meta.Transport == meta.Transport {
 		p.HookdAfter = hf.data
 	} else {
 		top := jsonobj.Object{}.Set("hookd", meta).SetRaw("hooks", moved.JSON())
@@ -490,12 +524,26 @@ func PlanInstall(o Options) (*Plan, error) {
 		if hf.meta.Forwarder != o.Forwarder {
 			p.Summary = append(p.Summary, fmt.Sprintf("forwarder changed from %s to %s", hf.meta.Forwarder, o.Forwarder))
 		}
+		if hf.meta.Transport != meta.Transport {
+			p.Summary = append(p.Summary, fmt.Sprintf("transport changed from %s to %s", orHookc(hf.meta.Transport), orHookc(meta.Transport)))
+		}
 	}
 	if p.Changed() {
 		if nKept > 0 {
 			p.Summary = append(p.Summary, fmt.Sprintf("kept %s that hookd cannot run (prompt, agent, mcp_tool) in %s", plural(nKept, "hook", "hooks"), o.Settings))
 		}
-		p.Summary = append(p.Summary, fmt.Sprintf("forwarding %d events to %s", len(fwd), o.Forwarder))
+		if o.HTTP != nil {
+			var viaHTTP []string
+			for _, ev := range fwd {
+				if HTTPEvents[ev.Key] {
+					viaHTTP = append(viaHTTP, ev.Key)
+				}
+			}
+			p.Summary = append(p.Summary, fmt.Sprintf("forwarding %d events: %s over http to %s, the others (and SessionStart, for the session's environment) to %s; %s is made 0600 (it holds hookd's token); restart hookd to serve http",
+				len(fwd), joinOrNone(viaHTTP), o.HTTP.URL(), o.Forwarder, o.Settings))
+		} else {
+			p.Summary = append(p.Summary, fmt.Sprintf("forwarding %d events to %s", len(fwd), o.Forwarder))
+		}
 		if b, ok := p.Backups[o.Settings]; ok {
 			p.Summary = append(p.Summary, "backup: "+b)
 		}
@@ -644,6 +692,9 @@ func restoreHooks(sf *settingsFile, hooks json.RawMessage) ([]byte, error) {
 // without anyone editing Claude Code's file, and an event whose last hook was removed stops
 // costing a hookc start. Claude Code reloads hooks from its settings files when they change
 // (spec §12, "Reload"). Without an install record in hookd's file it plans nothing.
+//
+// An installation with the http transport needs o.HTTP (the daemon's endpoint); without
+// it PlanResync is an error rather than a switch back to hookc.
 func PlanResync(o Options) (*Plan, error) {
 	if err := o.check(); err != nil {
 		return nil, err
@@ -662,7 +713,15 @@ func PlanResync(o Options) (*Plan, error) {
 	if hf.meta == nil || hf.meta.Forwarder == "" || sf.data == nil {
 		return p, nil // not installed here (or Claude Code's file is gone): nothing to keep in sync
 	}
-	newHooks := withForwarders(withoutForwarders(sf.hooks), forwarders(hf.hooks, hf.meta.Forwarder))
+	var ep *HTTPEndpoint
+	if hf.meta.Transport == TransportHTTP {
+		if o.HTTP == nil {
+			return nil, fmt.Errorf("%s: installed with --transport http, but this hookd serves no http forwarder (no %s in its state directory)", hpath, HTTPEndpointFile)
+		}
+		ep = o.HTTP
+		p.SettingsPrivate = true
+	}
+	newHooks := withForwarders(withoutForwarders(sf.hooks), forwarders(hf.hooks, hf.meta.Forwarder, ep))
 	if sf.hasHooks && equalJSON(newHooks.JSON(), mustRaw(sf.top, "hooks")) {
 		return p, nil
 	}
@@ -671,18 +730,19 @@ func PlanResync(o Options) (*Plan, error) {
 	} else if p.SettingsAfter, err = spliceTopLevel(sf.data, "hooks", newHooks.JSON()); err != nil {
 		return nil, fmt.Errorf("%s: %w", o.Settings, err)
 	}
-	p.Summary = append(p.Summary, fmt.Sprintf("forwarders in %s follow %s: %s", o.Settings, hpath, joinOrNone(eventsOf(forwarders(hf.hooks, hf.meta.Forwarder)))))
+	p.Summary = append(p.Summary, fmt.Sprintf("forwarders in %s follow %s: %s", o.Settings, hpath, joinOrNone(eventsOf(forwarders(hf.hooks, hf.meta.Forwarder, ep)))))
 	return p, nil
 }
 
 // PlanResyncFile is PlanResync for the scope whose hookd-owned file is hookdPath, as its
-// install record names it; nil when the file does not exist or has no install record.
-func PlanResyncFile(hookdPath string) (*Plan, error) {
+// install record names it; nil when the file does not exist or has no install record. ep
+// is the daemon's http forwarder endpoint (nil: none).
+func PlanResyncFile(hookdPath string, ep *HTTPEndpoint) (*Plan, error) {
 	hf, err := readHookd(hookdPath)
 	if err != nil || hf.meta == nil {
 		return nil, err
 	}
-	o := Options{Scope: configs.Kind(hf.meta.Scope), Settings: hf.meta.InstalledFrom}
+	o := Options{Scope: configs.Kind(hf.meta.Scope), Settings: hf.meta.InstalledFrom, HTTP: ep}
 	if err := o.check(); err != nil {
 		return nil, fmt.Errorf("%s: install record: %w", hookdPath, err)
 	}
@@ -690,4 +750,11 @@ func PlanResyncFile(hookdPath string) (*Plan, error) {
 		return nil, fmt.Errorf("%s: its install record names %s, whose hookd file is elsewhere", hookdPath, o.Settings)
 	}
 	return PlanResync(o)
+}
+
+func orHookc(t string) string {
+	if t == "" {
+		return TransportHookc
+	}
+	return t
 }

@@ -60,7 +60,7 @@ func managedDropIn(cmd string) []byte {
 			all = append(all, jsonobj.Member{Key: name, Value: array([]json.RawMessage{group.JSON()})})
 		}
 	}
-	top := jsonobj.Object{}.SetRaw("allowManagedHooksOnly", json.RawMessage("true")).SetRaw("hooks", forwarders(all, cmd).JSON())
+	top := jsonobj.Object{}.SetRaw("allowManagedHooksOnly", json.RawMessage("true")).SetRaw("hooks", forwarders(all, cmd, nil).JSON())
 	return append(indent(top.JSON(), "", "  "), '\n')
 }
 

@@ -1,0 +1,53 @@
+package install
+
+import (
+	"encoding/json"
+	"time"
+
+	"github.com/hookd/hookd/events"
+	"github.com/hookd/hookd/events/jsonobj"
+)
+
+// Transports: how the installed forwarders reach hookd.
+const (
+	// TransportHookc: command hooks running hookc, which forwards over the Unix socket
+	// (the default; hookc falls back to an in-process run when hookd is down).
+	TransportHookc = "hookc"
+	// TransportHTTP: Claude Code's own http hooks post the events of HTTPEvents to hookd's
+	// loopback HTTP forwarder (docs/http-forwarder.md); the other events stay on hookc.
+	TransportHTTP = "http"
+)
+
+// HTTPEvents are the events `--transport http` forwards with an http handler: those
+// where everything hookd can answer has a JSON form Claude Code reads from an http
+// response just as from a command hook's stdout, no per-event environment matters, and
+// which come often enough for the saved exec to count. Every other event keeps a hookc
+// forwarder, for a reason docs/http-forwarder.md lists per event: SessionStart and Setup
+// allow no http handler (spec §3.4), UserPromptSubmit, UserPromptExpansion and PreCompact
+// read plain stdout, TeammateIdle, TaskCompleted, Elicitation and ElicitationResult block
+// only by exit 2 (as hookd answers them), CwdChanged and FileChanged carry a per-event
+// CLAUDE_ENV_FILE, WorktreeCreate reads its path from stdout, PostToolUseFailure and
+// SubagentStart show an exit-2 hook's stderr to Claude, which JSON cannot, and the rest
+// (SessionEnd, ConfigChange, ...) fire once or rarely, so hookc's fallback is worth more
+// there than the exec it costs.
+var HTTPEvents = map[string]bool{
+	"PreToolUse": true, "PermissionRequest": true, "PermissionDenied": true,
+	"PostToolUse": true, "PostToolBatch": true, "Stop": true, "SubagentStop": true,
+	"Notification": true, "MessageDisplay": true,
+}
+
+// httpHandler is the http forwarder handler of ev: a POST to hookd's endpoint carrying
+// the token. On events that can block it fails closed ("onFailure": "block", Claude Code
+// 2.1.295+; a Claude Code key, not one of hookd's): hookd unreachable, an error status or
+// a timeout then blocks the action instead of letting it through. (Claude Code ignores
+// the field on Stop and SubagentStop; there an unreachable hookd lets the turn end.)
+func httpHandler(ep *HTTPEndpoint, ev *events.Event, timeout time.Duration) jsonobj.Object {
+	h := jsonobj.Object{}.Set("type", "http").Set("url", ep.URL())
+	headers := jsonobj.Object{}.Set("Authorization", "Bearer "+ep.Token)
+	h = h.SetRaw("headers", headers.JSON())
+	h = append(h, jsonobj.Member{Key: "timeout", Value: seconds(timeout)})
+	if ev.CanBlock {
+		h = append(h, jsonobj.Member{Key: "onFailure", Value: json.RawMessage(`"block"`)})
+	}
+	return h
+}

@@ -1,0 +1,224 @@
+package install
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/hookd/hookd/configs"
+	"github.com/hookd/hookd/events"
+)
+
+var testEP = &HTTPEndpoint{Listen: "127.0.0.1:21234", Token: strings.Repeat("ab", 32)}
+
+const httpOriginal = `{
+  "model": "opus",
+  "hooks": {
+    "PreToolUse": [{"matcher": "Bash", "hooks": [{"type": "command", "command": "guard.sh", "onFailure": "block"}]}],
+    "PostToolUse": [{"matcher": "Edit|Write", "hooks": [{"type": "http", "url": "http://127.0.0.1:9999/mine"}]}],
+    "UserPromptSubmit": [{"hooks": [{"type": "command", "command": "ctx.sh"}]}],
+    "Stop": [{"hooks": [{"type": "prompt", "prompt": "done?"}]}]
+  }
+}
+`
+
+// forwardersOf maps event → the forwarder handlers Claude Code's file has for it.
+func forwardersOf(t *testing.T, settings string) map[string][]map[string]any {
+	t.Helper()
+	var top struct {
+		Hooks map[string][]struct {
+			Matcher *string          `json:"matcher"`
+			Hooks   []map[string]any `json:"hooks"`
+		} `json:"hooks"`
+	}
+	if err := json.Unmarshal([]byte(settings), &top); err != nil {
+		t.Fatal(err)
+	}
+	out := map[string][]map[string]any{}
+	for ev, groups := range top.Hooks {
+		for _, g := range groups {
+			for _, h := range g.Hooks {
+				url, _ := h["url"].(string)
+				cmd, _ := h["command"].(string)
+				if configs.IsHTTPForwarder(url) || configs.IsForwarder(cmd, nil) {
+					out[ev] = append(out[ev], h)
+				}
+			}
+		}
+	}
+	return out
+}
+
+// TestInstallHTTPTransport: the frequent events go over http with the token and
+// onFailure: block where they can block; SessionStart gets a hookc forwarder although it
+// has no hook (its environment is the session's); the prompt event stays on hookc; the
+// user's own http hook moves to hookd like any other; the file is made 0600; hookd's
+// file has no token; install again changes nothing; uninstall gives the original back.
+func TestInstallHTTPTransport(t *testing.T) {
+	w := newWorld(t, httpOriginal)
+	o := w.opts()
+	o.Scope, o.HTTP = configs.KindLocal, testEP
+	w.settings = filepath.Join(w.proj, ".claude", "settings.local.json")
+	w.hookd = filepath.Join(w.proj, ".claude", "hookd.local.json")
+	if err := os.WriteFile(w.settings, []byte(httpOriginal), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	o.Settings = w.settings
+	p, err := PlanInstall(o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := p.Apply(); err != nil {
+		t.Fatal(err)
+	}
+	s := w.read(w.settings)
+	fw := forwardersOf(t, s)
+	pre := fw["PreToolUse"]
+	if len(pre) != 1 || pre[0]["type"] != "http" || pre[0]["url"] != "http://127.0.0.1:21234"+configs.HTTPForwarderPath ||
+		pre[0]["onFailure"] != "block" || pre[0]["headers"].(map[string]any)["Authorization"] != "Bearer "+testEP.Token {
+		t.Fatalf("PreToolUse forwarder: %v\n%s", pre, s)
+	}
+	if post := fw["PostToolUse"]; len(post) != 1 || post[0]["type"] != "http" || post[0]["onFailure"] != nil {
+		t.Errorf("PostToolUse (cannot block) forwarder: %v", post)
+	}
+	for _, ev := range []string{"SessionStart", "UserPromptSubmit"} {
+		if f := fw[ev]; len(f) != 1 || f[0]["type"] != "command" {
+			t.Errorf("%s must stay on hookc: %v", ev, f)
+		}
+	}
+	if _, ok := fw["Stop"]; ok {
+		t.Errorf("Stop has only a prompt hook (Claude Code's): no forwarder wanted")
+	}
+	for ev := range fw {
+		e, _ := events.Lookup(ev)
+		if fw[ev][0]["type"] == "http" && (!HTTPEvents[ev] || e.Name == "SessionStart") {
+			t.Errorf("%s got an http forwarder", ev)
+		}
+	}
+	if !strings.Contains(s, `"prompt": "done?"`) || !strings.Contains(s, `"model": "opus"`) {
+		t.Errorf("kept hooks or keys lost:\n%s", s)
+	}
+	if fi, _ := os.Stat(w.settings); fi.Mode().Perm() != 0o600 {
+		t.Errorf("settings mode %v, want 0600 (it holds the token)", fi.Mode().Perm())
+	}
+	h := w.read(w.hookd)
+	if strings.Contains(h, testEP.Token) || !strings.Contains(h, `"transport": "http"`) || !strings.Contains(h, "http://127.0.0.1:9999/mine") {
+		t.Errorf("hookd's file: want the user's http hook and the transport, never the token:\n%s", h)
+	}
+
+	// Idempotent.
+	o.Now = o.Now.Add(1e9)
+	if p, err := PlanInstall(o); err != nil || p.Changed() {
+		t.Fatalf("second install: %v\n%s", err, p.Diff())
+	}
+	// Resync needs the endpoint, and then keeps the http forwarders.
+	if _, err := PlanResync(Options{Scope: o.Scope, Settings: o.Settings}); err == nil {
+		t.Errorf("resync of an http installation without the endpoint must fail, not fall back to hookc")
+	}
+	hd := strings.Replace(h, `"hooks": {`, `"hooks": {"Notification": [{"hooks": [{"type": "command", "command": "notify.sh"}]}],`, 1)
+	if err := os.WriteFile(w.hookd, []byte(hd), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	rp, err := PlanResyncFile(w.hookd, testEP)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := rp.Apply(); err != nil {
+		t.Fatal(err)
+	}
+	if n := forwardersOf(t, w.read(w.settings))["Notification"]; len(n) != 1 || n[0]["type"] != "http" {
+		t.Errorf("resync: Notification forwarder %v", n)
+	}
+	if err := os.WriteFile(w.hookd, []byte(h), 0o644); err != nil { // back as installed
+		t.Fatal(err)
+	}
+	if rp, err = PlanResyncFile(w.hookd, testEP); err != nil || rp.Apply() != nil {
+		t.Fatal(err)
+	}
+
+	// Uninstall: the original comes back, with no forwarder of either kind.
+	o.Now = o.Now.Add(1e9)
+	up, err := PlanUninstall(o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := up.Apply(); err != nil {
+		t.Fatal(err)
+	}
+	if got := w.read(w.settings); got != httpOriginal {
+		t.Fatalf("uninstall did not restore the original:\n%s", got)
+	}
+}
+
+// TestInstallHTTPTransportRefusedForSharedScopes: a project's settings.json is committed
+// and a managed drop-in serves every user: no token goes there.
+func TestInstallHTTPTransportRefusedForSharedScopes(t *testing.T) {
+	w := newWorld(t, httpOriginal)
+	for _, scope := range []configs.Kind{configs.KindProject, configs.KindManaged} {
+		o := w.opts()
+		o.Scope, o.HTTP = scope, testEP
+		if _, err := PlanInstall(o); err == nil || !strings.Contains(err.Error(), "user and local scopes only") {
+			t.Errorf("%s: %v", scope, err)
+		}
+	}
+}
+
+// TestHTTPEndpointFile: created 0600 with a fresh token, kept on the next call, refused
+// when others can read it.
+func TestHTTPEndpointFile(t *testing.T) {
+	dir := t.TempDir()
+	ep, err := EnsureHTTPEndpoint(dir, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(ep.Token) != 64 || ep.Listen == "" {
+		t.Fatalf("endpoint %+v", ep)
+	}
+	path := filepath.Join(dir, HTTPEndpointFile)
+	if fi, _ := os.Stat(path); fi.Mode().Perm() != 0o600 {
+		t.Fatalf("mode %v", fi.Mode().Perm())
+	}
+	again, err := EnsureHTTPEndpoint(dir, 0)
+	if err != nil || *again != *ep {
+		t.Fatalf("second call: %+v %v", again, err)
+	}
+	moved, err := EnsureHTTPEndpoint(dir, 23456)
+	if err != nil || moved.Token != ep.Token || moved.Listen != "127.0.0.1:23456" {
+		t.Fatalf("new port: %+v %v", moved, err)
+	}
+	other, _ := EnsureHTTPEndpoint(t.TempDir(), 0)
+	if other.Token == ep.Token {
+		t.Fatal("two endpoints share a token")
+	}
+	if err := os.Chmod(path, 0o640); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := LoadHTTPEndpoint(dir); err == nil {
+		t.Fatal("a group-readable token file was used")
+	}
+	for _, bad := range []string{`{"listen":"0.0.0.0:1","token":"` + ep.Token + `"}`, `{"listen":"127.0.0.1:1","token":"short"}`, `{"listen":"example.com:1","token":"` + ep.Token + `"}`, `nope`} {
+		if err := os.WriteFile(path, []byte(bad), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := LoadHTTPEndpoint(dir); err == nil {
+			t.Errorf("accepted %s", bad)
+		}
+	}
+}
+
+func TestIsHTTPForwarder(t *testing.T) {
+	for url, want := range map[string]bool{
+		"http://127.0.0.1:21000" + configs.HTTPForwarderPath:  true,
+		"http://[::1]:21000" + configs.HTTPForwarderPath:      true,
+		"http://127.0.0.1:21000/other":                        false,
+		"https://127.0.0.1:21000" + configs.HTTPForwarderPath: false,
+		"http://example.com" + configs.HTTPForwarderPath:      false,
+		"http://10.0.0.1:80" + configs.HTTPForwarderPath:      false,
+	} {
+		if configs.IsHTTPForwarder(url) != want {
+			t.Errorf("%s: want %v", url, want)
+		}
+	}
+}
