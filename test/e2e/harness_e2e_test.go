@@ -285,7 +285,7 @@ func runClaude(t *testing.T, sc *scenario, mode string) *obs {
 	}
 
 	env := claudeEnv(w, mode)
-	if mode == "hookd" {
+	if mode != "native" { // "hookd"; "http" and "http-stopped" (http_e2e_test.go)
 		// The forwarder Claude Code runs: a witness named hookc that records each event
 		// (and a digest of its payload, to prove no firing reached hookd twice) and then
 		// runs the real hookc.
@@ -306,9 +306,13 @@ exit $rc
 			if byScope[scope] == nil {
 				continue
 			}
-			hookdCmd(t, w, env, "install", "claude-code", "--scope", scope, "--project", w.Proj, "--hookc", witness)
+			args := []string{"install", "claude-code", "--scope", scope, "--project", w.Proj, "--hookc", witness}
+			if mode != "hookd" {
+				args = append(args, "--state-dir", w.path("state"), "--transport", "http", "--http-port", freePort(t))
+			}
+			hookdCmd(t, w, env, args...)
 		}
-		if !sc.NoDaemon {
+		if !sc.NoDaemon && mode != "http-stopped" {
 			startDaemon(t, w, env)
 		}
 	}
@@ -348,7 +352,7 @@ func claudeEnv(w *world, mode string) []string {
 		"ANTHROPIC_API_KEY=x", "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC=1",
 		"XDG_CONFIG_HOME=" + w.path("xdg-config"), "XDG_STATE_HOME=" + w.path("xdg-state"),
 	}
-	if mode == "hookd" {
+	if mode != "native" {
 		env = append(env, "HOOKD_SOCKET="+w.Socket, "HOOKD_BIN="+bin.hookd, "HOOKD_MANAGED_DIR="+w.path("managed"))
 	}
 	return env
@@ -383,7 +387,7 @@ func observe(t *testing.T, w *world, stdout []byte, srv *claudeapi.Server) *obs 
 	o := &obs{Counts: map[string]int{}}
 	forwarder := regexp.MustCompile(regexp.QuoteMeta(w.path("bin", "hookc")) + `( --timeout [0-9.]+(ms|s|m))?`)
 	norm := func(s string) string {
-		if w.Mode == "hookd" {
+		if w.Mode != "native" {
 			s = forwarder.ReplaceAllString(s, "$$HOOKC")
 		}
 		s = strings.ReplaceAll(s, w.Root, "$ROOT")
