@@ -6,11 +6,13 @@ import (
 	"encoding/json"
 	"fmt"
 	"io/fs"
+	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"regexp"
 	"runtime"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -36,6 +38,14 @@ import (
 //
 //	make bench-corpus                               # 5 pairs, model delay 0, 500 ms, 2 s
 //	HOOKD_CORPUS_PAIRS=1 HOOKD_CORPUS_SETUPS=claudia,selfish HOOKD_CORPUS_DELAYS=0 make bench-corpus
+//
+// HOOKD_CORPUS_MODES=native,hookd,http runs each pair in those three modes side by side
+// (the order rotating per pair): "hookd" is the default hookc transport, "http" installs
+// with `--transport http` (docs/http-forwarder.md); each non-native mode gets its own rows
+// ("setup [hookc]", "setup [http]") against the same native runs. The http transport
+// installs only into user and local settings, so with "http" among the modes a setup's
+// project-scope hooks are written to the user's settings.json in every mode (the same
+// hooks, run the same way by Claude Code). Default: native,hookd.
 //
 // HOOKD_BENCH_MD=BENCHMARKS.md writes the table into that file's "corpus" section;
 // HOOKD_CORPUS_PARTIAL=FILE rewrites FILE after every row (a long run's figures so far).
@@ -84,6 +94,18 @@ func BenchmarkCorpus(b *testing.B) {
 	if pairs == 0 {
 		delays = nil
 	}
+	modes := []string{"native", "hookd"}
+	if v := os.Getenv("HOOKD_CORPUS_MODES"); v != "" {
+		modes = strings.Split(v, ",")
+		if modes[0] != "native" {
+			b.Fatalf("HOOKD_CORPUS_MODES: the first mode must be native (the baseline), got %q", v)
+		}
+		for _, m := range modes[1:] {
+			if m != "hookd" && m != "http" {
+				b.Fatalf("HOOKD_CORPUS_MODES: %q is not native, hookd or http", m)
+			}
+		}
+	}
 	hookd, hookc := Bins(b)
 	load0 := loadAvg3()
 	start := time.Now()
@@ -91,26 +113,35 @@ func BenchmarkCorpus(b *testing.B) {
 	for i := 0; i < b.N; i++ {
 		for _, delay := range delays {
 			for _, s := range setups {
-				row := corpusRow{setup: s.id, delay: delay}
-				for p := 0; p < pairs; p++ {
-					order := []string{"native", "hookd"}
-					if p%2 == 1 {
-						order = []string{"hookd", "native"}
+				mrows := map[string]*corpusRow{}
+				for _, m := range modes[1:] {
+					id := s.id
+					if len(modes) > 2 || m != "hookd" {
+						id += " [" + map[string]string{"hookd": "hookc", "http": "http"}[m] + "]"
 					}
+					mrows[m] = &corpusRow{setup: id, delay: delay}
+				}
+				for p := 0; p < pairs; p++ {
+					order := append(append([]string{}, modes[p%len(modes):]...), modes[:p%len(modes)]...)
 					runs := map[string]*corpusRun{}
 					for _, mode := range order {
-						r, err := runCorpusSession(b, claude, corpus, hookd, hookc, s, mode, delay)
+						r, err := runCorpusSession(b, claude, corpus, hookd, hookc, s, mode, delay, slices.Contains(modes, "http"))
 						if err != nil {
 							b.Fatalf("%s %s model=%v pair %d: %v", s.id, mode, delay, p, err)
 						}
 						runs[mode] = r
 					}
-					row.add(runs["native"], runs["hookd"])
-					n, h := runs["native"], runs["hookd"]
-					b.Logf("%s model=%v pair %d: native %.2fs (result at %.2fs) %.2f CPU-s, hookd %.2fs (result at %.2fs) %.2f CPU-s (daemon %.2f); %s", s.id, delay, p,
-						n.wall.Seconds(), n.resultAt.Seconds(), n.cpu().Seconds(), h.wall.Seconds(), h.resultAt.Seconds(), h.cpu().Seconds(), h.daemonCPU.Seconds(), h.counters)
+					n := runs["native"]
+					for _, m := range modes[1:] {
+						h := runs[m]
+						mrows[m].add(n, h)
+						b.Logf("%s model=%v pair %d: native %.2fs (result at %.2fs) %.2f CPU-s, %s %.2fs (result at %.2fs) %.2f CPU-s (daemon %.2f); %s", s.id, delay, p,
+							n.wall.Seconds(), n.resultAt.Seconds(), n.cpu().Seconds(), m, h.wall.Seconds(), h.resultAt.Seconds(), h.cpu().Seconds(), h.daemonCPU.Seconds(), h.counters)
+					}
 				}
-				rows = append(rows, row)
+				for _, m := range modes[1:] {
+					rows = append(rows, *mrows[m])
+				}
 				if p := os.Getenv("HOOKD_CORPUS_PARTIAL"); p != "" { // a long run's figures so far
 					_ = os.WriteFile(p, []byte(renderCorpus(rows, classes, manifest, pairs, load0, loadAvg3(), time.Since(start))), 0o644)
 				}
@@ -176,7 +207,11 @@ func expandScript(turns []claudeapi.Turn, proj string) []claudeapi.Turn {
 
 const corpusToolCalls = 8
 
-func runCorpusSession(tb testing.TB, claude, corpus, hookdBin, hookcBin string, s corpusSetup, mode string, delay time.Duration) (*corpusRun, error) {
+// mode is native, hookd (hookc transport) or http (--transport http); projectAsUser
+// writes project-scope hooks into the user's settings.json (the http transport installs
+// into user and local settings only; the user's file, outside the repository, leaves
+// `git status` as the project file would).
+func runCorpusSession(tb testing.TB, claude, corpus, hookdBin, hookcBin string, s corpusSetup, mode string, delay time.Duration, projectAsUser bool) (*corpusRun, error) {
 	root, err := os.MkdirTemp("", "hkcorpus-")
 	if err != nil {
 		return nil, err
@@ -196,6 +231,10 @@ func runCorpusSession(tb testing.TB, claude, corpus, hookdBin, hookcBin string, 
 	scopes, err := s.prepare(w)
 	if err != nil {
 		return nil, err
+	}
+	if _, hasUser := scopes["user"]; projectAsUser && scopes["project"] != nil && !hasUser {
+		scopes["user"] = scopes["project"]
+		delete(scopes, "project")
 	}
 	// Permissions a user of these setups would have granted; the same on both sides.
 	user := scopes["user"]
@@ -229,11 +268,20 @@ func runCorpusSession(tb testing.TB, claude, corpus, hookdBin, hookcBin string, 
 		"XDG_CACHE_HOME=" + filepath.Join(w.home, ".cache")}
 	r := &corpusRun{events: map[string][]float64{}, hookdHooks: map[string][]float64{}}
 	var daemon *testutil.Daemon
-	if mode == "hookd" {
+	if mode == "hookd" || mode == "http" {
 		env = append(env, protocol.EnvSocket+"="+sock)
 		global := []string{"--user-dir", filepath.Join(w.home, ".claude"), "--managed-dir", filepath.Join(side, "managed"), "--state-dir", filepath.Join(side, "state"), "--socket", sock}
+		port := ""
+		if mode == "http" {
+			if port, err = freeLoopbackPort(); err != nil { // one endpoint for every scope
+				return nil, err
+			}
+		}
 		for scope := range scopes {
 			args := append(append([]string{}, global...), "install", "claude-code", "--scope", scope, "--project", w.proj, "--hookc", hookcBin)
+			if mode == "http" {
+				args = append(args, "--transport", "http", "--http-port", port)
+			}
 			cmd := exec.Command(hookdBin, args...)
 			cmd.Env, cmd.Dir = env, w.proj
 			if out, err := cmd.CombinedOutput(); err != nil {
@@ -686,4 +734,14 @@ func uniq(ss []string) []string {
 		}
 	}
 	return out
+}
+
+// freeLoopbackPort is a loopback port nobody listens on right now (the http forwarder's).
+func freeLoopbackPort() (string, error) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return "", err
+	}
+	defer ln.Close()
+	return strconv.Itoa(ln.Addr().(*net.TCPAddr).Port), nil
 }
