@@ -195,19 +195,32 @@ func (s *session) run(b *testing.B) {
 	if n := strings.Count(out.String(), `"type":"tool_result"`); n != toolCalls {
 		b.Fatalf("%s session: %d tool results, want %d", s.mode, n, toolCalls)
 	}
-	if s.daemon != nil { // say whether the hooks ran prewarmed: the point of the comparison
-		if c, err := protocol.Dial(context.Background(), s.sock); err == nil {
-			if f, err := c.Do(context.Background(), &protocol.Request{Op: protocol.OpStatus}, nil); err == nil {
-				var st protocol.Status
-				_ = json.Unmarshal(f.Data, &st)
-				b.Logf("hookd session: prewarm %+v", st.Prewarm)
-				stats := exec.Command(s.hookdBin, "--state-dir", filepath.Join(s.root, "state"), "audit", "stats")
-				stats.Env = s.env
-				out, _ := stats.CombinedOutput()
-				b.Logf("hookd session: audit stats\n%s", out)
-			}
-			c.Close()
+	if s.daemon != nil {
+		// The hooks must have run through hookd — every one, without error — or the
+		// session measured only the forwarders (a bench whose hooks silently stopped
+		// running once reported a speed-up). Then say whether they ran prewarmed or
+		// forked: the point of the comparison.
+		c, err := protocol.Dial(context.Background(), s.sock)
+		if err != nil {
+			b.Fatalf("hookd session: status: %v", err)
 		}
+		f, err := c.Do(context.Background(), &protocol.Request{Op: protocol.OpStatus}, nil)
+		c.Close()
+		if err != nil {
+			b.Fatalf("hookd session: status: %v", err)
+		}
+		var st protocol.Status
+		if err := json.Unmarshal(f.Data, &st); err != nil {
+			b.Fatalf("hookd session: status: %v", err)
+		}
+		if want := uint64(2 * 3 * toolCalls); st.Counters.HooksRun != want || st.Counters.HookErrors != 0 {
+			b.Fatalf("hookd session: hookd ran %d hooks (%d failed), want %d without error", st.Counters.HooksRun, st.Counters.HookErrors, want)
+		}
+		b.Logf("hookd session: prewarm %+v, zygote %+v", st.Prewarm, st.Zygote)
+		stats := exec.Command(s.hookdBin, "--state-dir", filepath.Join(s.root, "state"), "audit", "stats")
+		stats.Env = s.env
+		out, _ := stats.CombinedOutput()
+		b.Logf("hookd session: audit stats\n%s", out)
 	}
 }
 

@@ -134,9 +134,12 @@ func BenchmarkCorpus(b *testing.B) {
 					n := runs["native"]
 					for _, m := range modes[1:] {
 						h := runs[m]
+						if err := checkHooksRan(n, h); err != nil {
+							b.Fatalf("%s %s model=%v pair %d: %v", s.id, m, delay, p, err)
+						}
 						mrows[m].add(n, h)
-						b.Logf("%s model=%v pair %d: native %.2fs (result at %.2fs) %.2f CPU-s, %s %.2fs (result at %.2fs) %.2f CPU-s (daemon %.2f); %s", s.id, delay, p,
-							n.wall.Seconds(), n.resultAt.Seconds(), n.cpu().Seconds(), m, h.wall.Seconds(), h.resultAt.Seconds(), h.cpu().Seconds(), h.daemonCPU.Seconds(), h.counters)
+						b.Logf("%s model=%v pair %d: native %.2fs (result at %.2fs) %.2f CPU-s, %s %.2fs (result at %.2fs) %.2f CPU-s (daemon %.2f); hook runs %+v; %s", s.id, delay, p,
+							n.wall.Seconds(), n.resultAt.Seconds(), n.cpu().Seconds(), m, h.wall.Seconds(), h.resultAt.Seconds(), h.cpu().Seconds(), h.daemonCPU.Seconds(), h.ran, h.counters)
 					}
 				}
 				for _, m := range modes[1:] {
@@ -159,6 +162,9 @@ type corpusRun struct {
 	results              []string             // normalised tool results and permission outcomes, in order
 	events               map[string][]float64 // event → per-occurrence ms from the first hook_started to the last hook_response
 	hookdHooks           map[string][]float64 // hookd's audit: event → hook durations (ms)
+	started              map[string]int       // stream-json: event → hook_started lines (natively one per hook, through hookd one per forwarder)
+	records              map[string]int       // hookd's audit: event → decision records
+	ran                  ranHow               // through hookd: how its hook processes ran
 	files                map[string]bool      // normalised paths the session left in its world
 	counters             string               // hookd's status counters after the session
 	resultAt             time.Duration        // when stream-json printed the result (wall − this = Claude Code's exit)
@@ -266,7 +272,7 @@ func runCorpusSession(tb testing.TB, claude, corpus, hookdBin, hookcBin string, 
 		"ANTHROPIC_API_KEY=x", "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC=1", "NPM_CONFIG_PREFIX=" + w.prefix,
 		"npm_config_update_notifier=false", "XDG_CONFIG_HOME=" + filepath.Join(w.home, ".config"), "XDG_STATE_HOME=" + filepath.Join(w.home, ".local", "state"),
 		"XDG_CACHE_HOME=" + filepath.Join(w.home, ".cache")}
-	r := &corpusRun{events: map[string][]float64{}, hookdHooks: map[string][]float64{}}
+	r := &corpusRun{events: map[string][]float64{}, hookdHooks: map[string][]float64{}, started: map[string]int{}}
 	var daemon *testutil.Daemon
 	if mode == "hookd" || mode == "http" {
 		env = append(env, protocol.EnvSocket+"="+sock)
@@ -345,7 +351,8 @@ func runCorpusSession(tb testing.TB, claude, corpus, hookdBin, hookcBin string, 
 			c.Close()
 		}
 		r.counters = statusCounters(&r.status)
-		r.hookdHooks = auditDurations(filepath.Join(side, "state"))
+		r.hookdHooks, r.records = auditDurations(filepath.Join(side, "state"))
+		r.ran = ranHowOf(&r.status)
 	}
 
 	// What happened, from stream-json.
@@ -374,6 +381,7 @@ func runCorpusSession(tb testing.TB, claude, corpus, hookdBin, hookcBin string, 
 			case "hook_started":
 				ev, _ := m["hook_event"].(string)
 				eventOf[id] = ev
+				r.started[ev]++
 				// One occurrence of an event: Claude Code starts all its hooks together, so
 				// a hook that starts after one of the event's hooks answered begins the
 				// next occurrence.
@@ -538,9 +546,10 @@ func statusCounters(st *protocol.Status) string {
 	return strings.Join(parts, "; ")
 }
 
-// auditDurations reads hookd's decision log: per event, the duration of every hook run.
-func auditDurations(state string) map[string][]float64 {
-	out := map[string][]float64{}
+// auditDurations reads hookd's decision log: per event, the slowest hook's run time of
+// every decision that ran hooks, and how many decision records there are.
+func auditDurations(state string) (map[string][]float64, map[string]int) {
+	out, records := map[string][]float64{}, map[string]int{}
 	files, _ := filepath.Glob(filepath.Join(state, "audit", "*"))
 	for _, f := range files {
 		b, err := os.ReadFile(f)
@@ -558,6 +567,7 @@ func auditDurations(state string) map[string][]float64 {
 			if json.Unmarshal([]byte(l), &rec) != nil || rec.Event == "" {
 				continue
 			}
+			records[rec.Event]++
 			var sum float64
 			for _, h := range rec.Hooks {
 				sum = max(sum, h.DurationMS)
@@ -567,7 +577,57 @@ func auditDurations(state string) map[string][]float64 {
 			}
 		}
 	}
-	return out
+	return out, records
+}
+
+// ranHow is how hookd ran a session's hook processes (its status counters): forked from
+// the Python zygote, handed to a prewarmed process, or started cold (a first event, a
+// hook that is not prewarmed, a zygote or pool miss). Async hooks count too.
+type ranHow struct{ total, forked, prewarmed, cold, timeouts int }
+
+func ranHowOf(st *protocol.Status) ranHow {
+	r := ranHow{total: int(st.Counters.HooksRun), timeouts: int(st.Counters.Timeouts)}
+	if z := st.Zygote; z != nil {
+		r.forked = int(z.Forked)
+	}
+	if p := st.Prewarm; p != nil {
+		r.prewarmed = int(p.Hits)
+	}
+	r.cold = r.total - r.forked - r.prewarmed
+	return r
+}
+
+// checkHooksRan fails a pair whose hooks did not all run where they should: natively at
+// least one hook ran; through hookd Claude Code ran only forwarders (no hook_started
+// without a decision record behind it: a hook left in Claude Code's settings would run
+// natively beside hookd), every event whose hooks ran natively has a decision record, and
+// — when both sessions took the same course — hookd ran at least as many hook processes
+// as Claude Code started natively (its count includes async hooks, and SessionEnd's,
+// which a -p session does not report in stream-json). A bench whose hooks silently stop
+// running through hookd must fail, not report a speed-up.
+func checkHooksRan(n, h *corpusRun) error {
+	native := 0
+	for ev, c := range n.started {
+		native += c
+		if ev != "SessionEnd" && h.records[ev] == 0 {
+			return fmt.Errorf("hooks ran natively on %s (%d) but hookd recorded no %s decision: the forwarders or hookd's copy of the hooks are missing", ev, c, ev)
+		}
+	}
+	if native == 0 {
+		return fmt.Errorf("no hook ran in the native session: the setup installed no hooks")
+	}
+	for ev, c := range h.started {
+		if c > h.records[ev] {
+			return fmt.Errorf("through hookd Claude Code started %d hooks on %s but hookd recorded %d decisions: hooks ran outside hookd", c, ev, h.records[ev])
+		}
+	}
+	if h.ran.total == 0 {
+		return fmt.Errorf("hookd ran no hook process (natively %d hook runs)", native)
+	}
+	if strings.Join(n.results, "\n") == strings.Join(h.results, "\n") && h.ran.total < native-n.started["SessionEnd"] {
+		return fmt.Errorf("hookd ran %d hook processes, Claude Code natively %d: some hooks did not run through hookd", h.ran.total, native-n.started["SessionEnd"])
+	}
+	return nil
 }
 
 func loadAvg3() string {
@@ -610,6 +670,7 @@ type corpusRow struct {
 	nEvents, hEvents         map[string][]float64
 	hookdHooks               map[string][]float64
 	counters                 []string
+	ran                      []ranHow
 	pairs                    int
 }
 
@@ -643,6 +704,22 @@ func (row *corpusRow) add(n, h *corpusRun) {
 		row.hookdHooks[k] = append(row.hookdHooks[k], v...)
 	}
 	row.counters = append(row.counters, h.counters)
+	row.ran = append(row.ran, h.ran)
+}
+
+// ranSummary is the median session's hook runs through hookd and how they ran.
+func (row *corpusRow) ranSummary() string {
+	med := func(f func(ranHow) int) int {
+		v := make([]float64, len(row.ran))
+		for i, r := range row.ran {
+			v[i] = float64(f(r))
+		}
+		return int(medianF(v))
+	}
+	return fmt.Sprintf("%d hook runs per session: %d forked, %d prewarmed, %d cold; %d timed out",
+		med(func(r ranHow) int { return r.total }), med(func(r ranHow) int { return r.forked }),
+		med(func(r ranHow) int { return r.prewarmed }), med(func(r ranHow) int { return r.cold }),
+		med(func(r ranHow) int { return r.timeouts }))
 }
 
 func medianF(v []float64) float64 {
@@ -692,7 +769,7 @@ func renderCorpus(rows []corpusRow, classes map[string][]string, manifest map[st
 				fmt.Fprintf(&b, " %s (forwarder only) %.0f (n=%d);", ev, medianF(r.hEvents[ev]), len(r.hEvents[ev]))
 			}
 		}
-		fmt.Fprintf(&b, " counters: %s\n", strings.Join(uniq(r.counters), " | "))
+		fmt.Fprintf(&b, " through hookd (median session): %s; counters: %s\n", r.ranSummary(), strings.Join(uniq(r.counters), " | "))
 		if e := onlyIn(r.nFiles, r.hFiles); len(e) > 0 {
 			fmt.Fprintf(&b, "  - files only a native run left: %s\n", strings.Join(e, ", "))
 		}
