@@ -87,4 +87,27 @@ func TestClaudeHTTPForwarder(t *testing.T) {
 		t.Errorf("the command ran although hookd was unreachable")
 	}
 	t.Logf("refused with hookd stopped: %s", stopped.Calls[0].Result)
+
+	// hookd running but the handler's token wrong: hookd answers 401, and onFailure:
+	// block makes Claude Code refuse the call — an error status never lets it through.
+	bad := *sc
+	bad.Prepare = func(t *testing.T, w *world) {
+		p := w.SettingsPath("user")
+		data, err := os.ReadFile(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !strings.Contains(string(data), "Bearer ") {
+			t.Fatalf("no token in %s", p)
+		}
+		w.Write(t, p, strings.ReplaceAll(string(data), "Bearer ", "Bearer wrong"), 0o600)
+	}
+	unauth := runClaude(t, &bad, "http")
+	if unauth.Counts["g"] != 0 || len(unauth.Calls) == 0 || !unauth.Calls[0].IsError {
+		t.Fatalf("with a wrong token the call must be refused and no hook run: counts %v, calls %+v", unauth.Counts, unauth.Calls)
+	}
+	if _, err := os.Stat(filepath.Join(unauth.root, "proj", "allowed-by-hook")); err == nil {
+		t.Errorf("the command ran although hookd refused the request")
+	}
+	t.Logf("refused with a wrong token: %s", unauth.Calls[0].Result)
 }
