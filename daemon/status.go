@@ -61,6 +61,12 @@ func (d *Daemon) Status() protocol.Status {
 		}
 		st.Audit = &a
 	}
+	switch {
+	case d.http != nil:
+		st.HTTP = &protocol.HTTPForwarderStatus{Listen: d.http.Addr()}
+	case d.httpErr != "":
+		st.HTTP = &protocol.HTTPForwarderStatus{Error: d.httpErr}
+	}
 	return st
 }
 

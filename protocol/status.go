@@ -38,6 +38,14 @@ type Status struct {
 	Zygote *ZygoteStatus `json:"zygote,omitempty"`
 	// Audit is the decision log's state; nil when auditing is off.
 	Audit *AuditStatus `json:"audit,omitempty"`
+	// HTTP is the http forwarder (docs/http-forwarder.md); nil when none is configured.
+	HTTP *HTTPForwarderStatus `json:"http,omitempty"`
+}
+
+// HTTPForwarderStatus says where the http forwarder listens, or why it does not.
+type HTTPForwarderStatus struct {
+	Listen string `json:"listen,omitempty"` // the address served; "" when Error is set
+	Error  string `json:"error,omitempty"`  // why the configured forwarder is not served
 }
 
 // Counters are the daemon's totals since it started.

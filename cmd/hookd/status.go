@@ -194,6 +194,13 @@ func printStatus(w io.Writer, st *protocol.Status) {
 		t.row(u(z.Forked), u(z.RanCold), i(z.Zygotes), u(z.Started), u(z.Died), u(z.Lost), u(z.Fallbacks), z.LastFallback)
 		t.flush()
 	}
+	if h := st.HTTP; h != nil {
+		if h.Error != "" {
+			fmt.Fprintf(w, "\nhttp forwarder: NOT SERVED: %s\n", h.Error)
+		} else {
+			fmt.Fprintf(w, "\nhttp forwarder: http://%s (docs/http-forwarder.md)\n", h.Listen)
+		}
+	}
 	printAuditStatus(w, st.Audit)
 }
 

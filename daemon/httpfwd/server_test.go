@@ -390,3 +390,46 @@ func FuzzHTTPForwarderBody(f *testing.F) {
 		}
 	})
 }
+
+// TestHTTPForwarderPortTaken: a port another program holds is not served — the daemon
+// still serves its socket, and status says why http is not served.
+func TestHTTPForwarderPortTaken(t *testing.T) {
+	w := newWorld(t, "", nil)
+	if st := w.d.Status(); st.HTTP == nil || st.HTTP.Listen != w.d.HTTPAddr() {
+		t.Fatalf("status: %+v", st.HTTP)
+	}
+	taken, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer taken.Close()
+	tmp, err := os.MkdirTemp("", "hkhttp")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer os.RemoveAll(tmp)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	d, err := daemon.New(ctx, daemon.Options{Config: configs.DefaultDaemonConfig(), Sources: configs.Sources{UserDir: tmp, Home: tmp},
+		StateDir: filepath.Join(tmp, "state"), Socket: filepath.Join(tmp, "s.sock"),
+		HTTP: &install.HTTPEndpoint{Listen: taken.Addr().String(), Token: token}})
+	if err != nil {
+		t.Fatalf("the socket must still be served: %v", err)
+	}
+	defer d.Close()
+	st := d.Status()
+	if d.HTTPAddr() != "" || st.HTTP == nil || !strings.Contains(st.HTTP.Error, "another program holds the port") {
+		t.Fatalf("status: %+v", st.HTTP)
+	}
+	// A non-loopback address is never listened on.
+	d2, err := daemon.New(ctx, daemon.Options{Config: configs.DefaultDaemonConfig(), Sources: configs.Sources{UserDir: tmp, Home: tmp},
+		StateDir: filepath.Join(tmp, "state2"), Socket: filepath.Join(tmp, "s2.sock"),
+		HTTP: &install.HTTPEndpoint{Listen: "0.0.0.0:0", Token: token}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer d2.Close()
+	if st := d2.Status(); d2.HTTPAddr() != "" || st.HTTP == nil || !strings.Contains(st.HTTP.Error, "loopback") {
+		t.Fatalf("0.0.0.0: %+v", st.HTTP)
+	}
+}
