@@ -138,8 +138,8 @@ func BenchmarkCorpus(b *testing.B) {
 							b.Fatalf("%s %s model=%v pair %d: %v", s.id, m, delay, p, err)
 						}
 						mrows[m].add(n, h)
-						b.Logf("%s model=%v pair %d: native %.2fs (result at %.2fs) %.2f CPU-s, %s %.2fs (result at %.2fs) %.2f CPU-s (daemon %.2f); hook runs %+v; %s", s.id, delay, p,
-							n.wall.Seconds(), n.resultAt.Seconds(), n.cpu().Seconds(), m, h.wall.Seconds(), h.resultAt.Seconds(), h.cpu().Seconds(), h.daemonCPU.Seconds(), h.ran, h.counters)
+						b.Logf("%s model=%v pair %d: native %.2fs (result at %.2fs) %.2f CPU-s, %s %.2fs (result at %.2fs) %.2f CPU-s (daemon tree %.2f, its own process %.2f); hook runs %+v; %s", s.id, delay, p,
+							n.wall.Seconds(), n.resultAt.Seconds(), n.cpu().Seconds(), m, h.wall.Seconds(), h.resultAt.Seconds(), h.cpu().Seconds(), h.daemonCPU.Seconds(), h.daemonSelfCPU.Seconds(), h.ran, h.counters)
 					}
 				}
 				for _, m := range modes[1:] {
@@ -159,6 +159,7 @@ func BenchmarkCorpus(b *testing.B) {
 type corpusRun struct {
 	wall                 time.Duration
 	claudeCPU, daemonCPU time.Duration
+	daemonSelfCPU        time.Duration        // of daemonCPU, the daemon process's own (not its hooks', zygotes' or prewarmed processes')
 	results              []string             // normalised tool results and permission outcomes, in order
 	events               map[string][]float64 // event → per-occurrence ms from the first hook_started to the last hook_response
 	hookdHooks           map[string][]float64 // hookd's audit: event → hook durations (ms)
@@ -304,9 +305,9 @@ func runCorpusSession(tb testing.TB, claude, corpus, hookdBin, hookcBin string, 
 	}
 	defer srv.Close()
 
-	var cpu0 time.Duration
+	var cpu0, self0 time.Duration
 	if daemon != nil {
-		cpu0 = treeCPU(daemon.PID())
+		cpu0, self0 = treeCPU(daemon.PID()), selfCPU(daemon.PID())
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
 	defer cancel()
@@ -344,6 +345,7 @@ func runCorpusSession(tb testing.TB, claude, corpus, hookdBin, hookcBin string, 
 	if daemon != nil {
 		Settle(3*time.Second, daemon.PID())
 		r.daemonCPU = treeCPU(daemon.PID()) - cpu0
+		r.daemonSelfCPU = selfCPU(daemon.PID()) - self0
 		if c, err := protocol.Dial(context.Background(), sock); err == nil {
 			if f, err := c.Do(context.Background(), &protocol.Request{Op: protocol.OpStatus}, nil); err == nil {
 				_ = json.Unmarshal(f.Data, &r.status)
@@ -580,6 +582,17 @@ func auditDurations(state string) (map[string][]float64, map[string]int) {
 	return out, records
 }
 
+// selfCPU is pid's own user + system time, without its children's.
+func selfCPU(pid int) time.Duration {
+	st := procStat(pid)
+	if len(st) < 13 {
+		return 0
+	}
+	u, _ := strconv.ParseInt(st[11], 10, 64)
+	k, _ := strconv.ParseInt(st[12], 10, 64)
+	return time.Duration(u+k) * 10 * time.Millisecond // USER_HZ = 100 on Linux
+}
+
 // ranHow is how hookd ran a session's hook processes (its status counters): forked from
 // the Python zygote, handed to a prewarmed process, or started cold (a first event, a
 // hook that is not prewarmed, a zygote or pool miss). Async hooks count too.
@@ -671,6 +684,7 @@ type corpusRow struct {
 	hookdHooks               map[string][]float64
 	counters                 []string
 	ran                      []ranHow
+	daemonSelf               Samples
 	pairs                    int
 }
 
@@ -705,6 +719,7 @@ func (row *corpusRow) add(n, h *corpusRun) {
 	}
 	row.counters = append(row.counters, h.counters)
 	row.ran = append(row.ran, h.ran)
+	row.daemonSelf = append(row.daemonSelf, h.daemonSelfCPU)
 }
 
 // ranSummary is the median session's hook runs through hookd and how they ran.
@@ -716,10 +731,10 @@ func (row *corpusRow) ranSummary() string {
 		}
 		return int(medianF(v))
 	}
-	return fmt.Sprintf("%d hook runs per session: %d forked, %d prewarmed, %d cold; %d timed out",
+	return fmt.Sprintf("%d hook runs per session: %d forked, %d prewarmed, %d cold; %d timed out; the daemon process itself %.2f CPU-s",
 		med(func(r ranHow) int { return r.total }), med(func(r ranHow) int { return r.forked }),
 		med(func(r ranHow) int { return r.prewarmed }), med(func(r ranHow) int { return r.cold }),
-		med(func(r ranHow) int { return r.timeouts }))
+		med(func(r ranHow) int { return r.timeouts }), row.daemonSelf.Quantile(0.5).Seconds())
 }
 
 func medianF(v []float64) float64 {
