@@ -193,6 +193,14 @@ type ZygoteStatus struct {
 	Fallbacks    uint64 `json:"fallbacks"` // events the zygote declined (nothing ran; they ran cold)
 	Zygotes      int    `json:"zygotes"`   // ready now
 	LastFallback string `json:"last_fallback,omitempty"`
+	// Pre-faulting (docs/zygote.md): pages the spares that took events had populated, and
+	// how many such events; the forked children's minor page faults and CPU time over their
+	// whole lives (as spares too), and how many children exited.
+	Populated   uint64  `json:"populated_pages"`
+	Prefaulted  uint64  `json:"prefaulted_events"`
+	ChildFaults uint64  `json:"child_minor_faults"`
+	Exited      uint64  `json:"children_exited"`
+	ChildCPUMs  float64 `json:"child_cpu_ms"`
 }
 
 // AuditStatus describes the decision log.

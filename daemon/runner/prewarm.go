@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"os"
 	"os/exec"
 	"slices"
 	"strconv"
@@ -229,7 +230,10 @@ func NewPool(o PoolOptions) *Pool {
 	p.workers = newWorkerSet(o)
 	if !o.NoPrewarm && !o.NoZygote {
 		log := o.Logger
-		p.zyg = zygote.New(zygote.Options{IdleTimeout: o.IdleTimeout, Logf: func(f string, a ...any) { log.Sugar().Debugf(f, a...) }})
+		// HOOKD_ZYGOTE_PREFAULT=off turns the spares' pre-faulting off (docs/zygote.md): the
+		// benchmark compares both in one run; a way out should it ever cost more than it saves.
+		p.zyg = zygote.New(zygote.Options{IdleTimeout: o.IdleTimeout, NoPrefault: os.Getenv("HOOKD_ZYGOTE_PREFAULT") == "off",
+			Logf: func(f string, a ...any) { log.Sugar().Debugf(f, a...) }})
 	}
 	p.wg.Add(1)
 	go p.janitor()
@@ -709,6 +713,8 @@ type ZygoteStats struct {
 	Forked, RanCold, Started, Died, Lost, Fallbacks uint64
 	Zygotes                                         int
 	LastFallback                                    string
+	Populated, Prefaulted, ChildFaults, Exited      uint64
+	ChildCPUMs                                      float64
 }
 
 // PrewarmStats describe prewarmed processes (protocol.PrewarmStatus says what each counts).
@@ -841,6 +847,8 @@ func (p *Pool) zygoteStats() ZygoteStats {
 	if p.zyg != nil {
 		m := p.zyg.Stats.Get()
 		z.Started, z.Died, z.Lost, z.Fallbacks, z.LastFallback = m.Started, m.Died, m.Lost, m.Fallbacks, m.LastFallback
+		z.Populated, z.Prefaulted, z.ChildFaults, z.Exited = m.Populated, m.Prefaulted, m.ChildFaults, m.Exited
+		z.ChildCPUMs = float64(m.ChildCPU.Microseconds()) / 1000
 		z.Zygotes = len(p.zyg.ZygotePIDs())
 	}
 	return z

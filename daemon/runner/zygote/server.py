@@ -54,6 +54,32 @@ def _zygote():
     fdsize = array.array("i").itemsize
     code_cache = {}  # path -> (ino, mtime_ns, size, sha256, code object)
 
+    # Pre-faulting (docs/zygote.md, "Pre-faulting"). A child's writes after the fork each
+    # take a copy-on-write fault, tens of microseconds apiece on this kind of VM; a spare
+    # that asks the kernel to populate those pages writable in one madvise(2) per range
+    # (MADV_POPULATE_WRITE, Linux 5.14) pays several times less per page, before its
+    # event. Which pages: what a recent child had made its own by the time it finished
+    # (learned below). Without ctypes or on an older kernel nothing is populated: it only
+    # costs speed.
+    madvise = None
+    try:
+        import ctypes
+        madvise = ctypes.CDLL(None, use_errno=True).madvise
+        madvise.argtypes = (ctypes.c_void_p, ctypes.c_size_t, ctypes.c_int)
+        madvise.restype = ctypes.c_int
+    except Exception:  # noqa: BLE001 - no ctypes, no libc symbol: no pre-faulting
+        madvise = None
+    MADV_POPULATE_WRITE = 23
+    MAX_HOT_PAGES = 4096  # 16 MiB of private copies per spare at most, whatever a child reports
+    MAX_HOT_RANGES = 2000  # a learner's message stays under 32 KiB: a pipe write never blocks
+    LEARN_EVERY = 32  # after the first event of a script version, every Nth event re-learns
+    hot = []  # [(address, pages)] a spare populates
+    learn_r, learn_w = os.pipe()  # a learner child reopens learn_w through /proc; not inherited
+    os.set_blocking(learn_r, False)
+    learner = [None]  # pid of the child asked to report its pages, until it is reaped
+    learned_for = {}  # (path, sha256) -> events since it was last learned
+    prefault_on = [True]  # hookd's "prefault" field of the latest run request
+
     def send(obj):
         sock.send(json.dumps(obj, separators=(",", ":")).encode())
 
@@ -166,6 +192,7 @@ def _zygote():
                         os.close(fd)
                     except OSError:
                         pass
+            populated = populate(hot) if prefault_on[0] else 0
             warm_setup()
         except BaseException:  # noqa: BLE001
             os._exit(127)
@@ -182,8 +209,114 @@ def _zygote():
         if not msg or len(fds) != 4:
             os._exit(127)
         cs.close()
-        child(json.loads(msg), fds)
+        child(json.loads(msg), fds, populated)
         os._exit(127)  # not reached
+
+    def writable_maps():
+        """(start, end) of this process's private writable mappings, the stack excepted."""
+        out = []
+        with open("/proc/self/maps", "rb") as f:
+            for line in f.read().splitlines():
+                p = line.split()
+                if len(p) < 5 or p[1][1:2] != b"w" or p[1][3:4] != b"p":
+                    continue
+                if len(p) > 5 and p[5] == b"[stack]":
+                    continue  # grows and shrinks; a few pages, already the child's own
+                lo, _, hi = p[0].partition(b"-")
+                out.append((int(lo, 16), int(hi, 16)))
+        return out
+
+    def populate(ranges):
+        """In a spare: MADV_POPULATE_WRITE each learned range, clipped to the private
+        writable mappings it has now, at most MAX_HOT_PAGES pages. Returns the pages
+        populated. Contents do not change; a range that is gone, read-only or shared is
+        skipped; any failure just stops (an old kernel says EINVAL)."""
+        if madvise is None or not ranges:
+            return 0
+        maps = writable_maps()
+        done = budget = 0
+        for addr, pages in ranges:
+            end = addr + (pages << 12)
+            for lo, hi in maps:
+                a, b = max(lo, addr), min(hi, end)
+                if a >= b:
+                    continue
+                b = min(b, a + ((MAX_HOT_PAGES - budget) << 12))
+                budget += (b - a) >> 12
+                if madvise(a, b - a, MADV_POPULATE_WRITE) != 0:
+                    return done
+                done += (b - a) >> 12
+                if budget >= MAX_HOT_PAGES:
+                    return done
+        return done
+
+    def learn_pages(path):
+        """In a finished child: the pages it owns alone (present and mapped once — pagemap
+        bits 63 and 56): the ones it copied or allocated since the fork. Written, coalesced
+        into ranges, to the zygote's learning pipe, reopened through /proc (the hook never
+        had a descriptor of ours). Failures are ignored: it only costs speed."""
+        try:
+            ranges = []
+            fd = os.open("/proc/self/pagemap", os.O_RDONLY | os.O_CLOEXEC)
+            try:
+                for lo, hi in writable_maps():
+                    a = array.array("Q")
+                    a.frombytes(os.pread(fd, ((hi - lo) >> 12) * 8, (lo >> 12) * 8))
+                    start = None
+                    for i, v in enumerate(a):
+                        if v & 0x8100000000000000 == 0x8100000000000000:
+                            if start is None:
+                                start = i
+                        elif start is not None:
+                            ranges += (lo + (start << 12), i - start)
+                            start = None
+                    if start is not None:
+                        ranges += (lo + (start << 12), len(a) - start)
+            finally:
+                os.close(fd)
+            out = array.array("Q", [0x504b48, os.getpid(), len(ranges) // 2] + ranges[: 2 * MAX_HOT_RANGES])
+            out[2] = (len(out) - 3) // 2
+            w = os.open(path, os.O_WRONLY | os.O_NONBLOCK | os.O_CLOEXEC)
+            try:
+                os.write(w, out.tobytes())
+            finally:
+                os.close(w)
+        except BaseException:  # noqa: BLE001
+            pass
+
+    def take_learned(pid):
+        """In the zygote, once the learner pid has exited: its ranges become the hot list."""
+        data = b""
+        while True:
+            try:
+                b = os.read(learn_r, 1 << 16)
+            except (BlockingIOError, InterruptedError):
+                break
+            if not b:
+                break
+            data += b
+        set_hot(data, pid)
+
+    def set_hot(data, pid):
+        """A learner's message becomes the hot list. It is untrusted (the hook could have
+        written anything to the pipe it can reopen, so can any process of the user): it
+        is bounded and checked here, and populate() only ever clips it to mappings."""
+        hot[:] = []  # a bad message leaves nothing to populate
+        if len(data) < 24 or len(data) % 8 or len(data) > 24 + 16 * MAX_HOT_RANGES:
+            return
+        a = array.array("Q")
+        a.frombytes(data)
+        if a[0] != 0x504b48 or (pid is not None and a[1] != pid) or len(a) != 3 + 2 * a[2]:
+            return
+        ranges, pages = [], 0
+        for i in range(3, len(a), 2):
+            addr, n = a[i], a[i + 1]
+            if addr & 0xFFF or not 0 < n <= MAX_HOT_PAGES or pages >= MAX_HOT_PAGES:
+                continue
+            n = min(n, MAX_HOT_PAGES - pages)
+            ranges.append((addr, n))
+            pages += n
+        hot[:] = ranges
 
     def warm_setup():
         r, w = os.pipe()
@@ -204,7 +337,7 @@ def _zygote():
         import random
         random.seed()
 
-    def child(req, fds):
+    def child(req, fds, populated):
         # fds: the event's stdin, stdout, stderr, and hookd's socket (for a setup error).
         hsock = socket.socket(fileno=fds[3])
         fds = fds[:3]
@@ -244,6 +377,8 @@ def _zygote():
             sys.modules["__main__"] = main
             import random
             random.seed()
+            if populated:  # for hookd's counters; hookd has had the pid, so this comes after it
+                hsock.send(b'{"id":%d,"populated":%d}' % (req["id"], populated))
             hsock.close()
         except BaseException as e:  # noqa: BLE001
             try:
@@ -265,7 +400,10 @@ def _zygote():
                 pass
             if isinstance(e, KeyboardInterrupt):
                 exit_code = -2
-        os._exit(_finalize(exit_code))
+        exit_code = _finalize(exit_code)
+        if req.get("learn"):
+            learn_pages(req["learn"])
+        os._exit(exit_code)
 
     def _system_exit_code(e):
         c = e.code
@@ -334,9 +472,21 @@ def _zygote():
         sh = shadowed(req["path0"])
         if sh:
             return send({"id": rid, "fallback": "script directory shadows pre-imported modules: %s" % ",".join(sh[:5])})
+        prefault_on[0] = req.get("prefault", True) is not False and madvise is not None
+        learn = ""
+        if prefault_on[0] and learner[0] is None:
+            k = (req["abs"], digest)
+            n = learned_for.get(k)
+            if n is None or n >= LEARN_EVERY:
+                learn = "/proc/%d/fd/%d" % (os.getpid(), learn_w)
+                if len(learned_for) > 64:
+                    learned_for.clear()
+                learned_for[k] = 0
+            else:
+                learned_for[k] = n + 1
         msg = json.dumps({"id": rid, "script": req["script"], "args": req["args"], "options": req["options"],
                           "cwd": req["cwd"], "env": req["env"], "abs": req["abs"], "path0": req["path0"],
-                          "digest": digest.hex()}).encode()
+                          "digest": digest.hex(), "learn": learn}).encode()
         if len(msg) > MAX_HANDOFF:
             return send({"id": rid, "fallback": "event too large to hand to a forked child (%d bytes)" % len(msg)})
         while spares and select.select([spares[0][2]], [], [], 0)[0]:
@@ -362,6 +512,8 @@ def _zygote():
         children[pfd] = (rid, pid)
         sel.modify(pfd, selectors.EVENT_READ, pfd)
         global_peak[0] = max(global_peak[0], len(children))
+        if learn:
+            learner[0] = pid
         send({"id": rid, "pid": pid})
         # Only now, with hookd knowing the pid, does the child get its event: a zygote that
         # dies before this leaves a spare that sees EOF and runs nothing.
@@ -463,8 +615,13 @@ def _zygote():
         rid, pid = children.pop(pfd)
         sel.unregister(pfd)
         os.close(pfd)
-        _, status = os.waitpid(pid, 0)
-        send({"id": rid, "code": os.waitstatus_to_exitcode(status)})
+        _, status, ru = os.wait4(pid, 0)
+        if learner[0] == pid:
+            learner[0] = None
+            take_learned(pid)
+        # minflt and CPU of the child's whole life (spare time included): for hookd's counters.
+        send({"id": rid, "code": os.waitstatus_to_exitcode(status), "minflt": ru.ru_minflt,
+              "cpu_us": int((ru.ru_utime + ru.ru_stime) * 1e6)})
         # The event is answered; the next spare is forked, and the zygote rehearses, while
         # hookd records and answers it and the next event's client starts. (Forking at
         # hand-off instead, while the hook runs, measured slower back to back here: the fork
@@ -500,6 +657,10 @@ def _zygote():
                     run(req, fds)
                     if "abs" in req:
                         last_run[0] = (msg, req)
+                elif op == "hot":
+                    # Tests only: a learner's message as raw bytes, checked as one would be.
+                    set_hot(bytes.fromhex(req.get("data", "")), None)
+                    send({"id": req.get("id"), "hot": [list(r) for r in hot]})
                 elif op == "preload":
                     configured = set(req.get("modules", ()))
                     names = list(configured)

@@ -175,6 +175,9 @@ type Options struct {
 	Preload []string
 	// Logf, if set, receives diagnostics (a zygote that failed, fell back, died).
 	Logf func(format string, a ...any)
+	// NoPrefault turns off the spares' pre-faulting of the pages children write
+	// (docs/zygote.md, "Pre-faulting"): for measuring it, and as a way out.
+	NoPrefault bool
 }
 
 // Manager starts, serves from and stops zygotes. Safe for concurrent use.
@@ -195,6 +198,13 @@ type Stats struct {
 	mu                                     sync.Mutex
 	Forked, Fallbacks, Started, Died, Lost uint64
 	LastFallback                           string
+	// Populated is how many pages the spares that took events had pre-faulted, Prefaulted
+	// how many of those events had a spare that populated any.
+	Populated, Prefaulted uint64
+	// ChildFaults and ChildCPU add up the minor page faults and CPU time of forked
+	// children over their whole lives (as spares too), Exited counts them.
+	ChildFaults, Exited uint64
+	ChildCPU            time.Duration
 }
 
 func (s *Stats) add(f func(*Stats)) { s.mu.Lock(); f(s); s.mu.Unlock() }
@@ -203,13 +213,17 @@ func (s *Stats) add(f func(*Stats)) { s.mu.Lock(); f(s); s.mu.Unlock() }
 type Counts struct {
 	Forked, Fallbacks, Started, Died, Lost uint64
 	LastFallback                           string
+	Populated, Prefaulted                  uint64
+	ChildFaults, Exited                    uint64
+	ChildCPU                               time.Duration
 }
 
 // Get returns a copy of the counters.
 func (s *Stats) Get() Counts {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	return Counts{Forked: s.Forked, Fallbacks: s.Fallbacks, Started: s.Started, Died: s.Died, Lost: s.Lost, LastFallback: s.LastFallback}
+	return Counts{Forked: s.Forked, Fallbacks: s.Fallbacks, Started: s.Started, Died: s.Died, Lost: s.Lost, LastFallback: s.LastFallback,
+		Populated: s.Populated, Prefaulted: s.Prefaulted, ChildFaults: s.ChildFaults, Exited: s.Exited, ChildCPU: s.ChildCPU}
 }
 
 // New returns a manager; call Close when done.
@@ -260,18 +274,23 @@ type request struct {
 type reply struct {
 	child    *Child
 	fallback string
+	hot      [][2]uint64
 }
 
 type message struct {
-	Op         string   `json:"op,omitempty"`
-	ID         uint64   `json:"id,omitempty"`
-	Pid        int      `json:"pid,omitempty"`
-	Code       *int     `json:"code,omitempty"`
-	Fallback   string   `json:"fallback,omitempty"`
-	SetupError string   `json:"setup_error,omitempty"`
-	Error      string   `json:"error,omitempty"`
-	Environ    []string `json:"environ,omitempty"`
-	Preloaded  []string `json:"preloaded,omitempty"`
+	Op         string      `json:"op,omitempty"`
+	ID         uint64      `json:"id,omitempty"`
+	Pid        int         `json:"pid,omitempty"`
+	Code       *int        `json:"code,omitempty"`
+	Fallback   string      `json:"fallback,omitempty"`
+	SetupError string      `json:"setup_error,omitempty"`
+	Error      string      `json:"error,omitempty"`
+	Environ    []string    `json:"environ,omitempty"`
+	Preloaded  []string    `json:"preloaded,omitempty"`
+	Populated  uint64      `json:"populated,omitempty"` // from a child: pages its spare pre-faulted
+	Minflt     uint64      `json:"minflt,omitempty"`    // with Code: the child's minor faults
+	CPUus      uint64      `json:"cpu_us,omitempty"`    // with Code: the child's CPU time
+	Hot        [][2]uint64 `json:"hot,omitempty"`       // answer to "hot" (tests): the ranges spares now populate
 }
 
 // Child is a hook process forked from a zygote.
@@ -474,6 +493,12 @@ func (z *zygote) deliver(msg message) {
 		if c != nil {
 			c.err = fmt.Errorf("%w: child setup failed: %s", ErrFallback, msg.SetupError)
 		}
+	case msg.Populated > 0:
+		// The child, before its hook runs: how many pages its spare pre-faulted.
+		z.m.Stats.add(func(s *Stats) { s.Populated += msg.Populated; s.Prefaulted++ })
+	case msg.Hot != nil:
+		z.forget(msg.ID)
+		r.reply <- reply{hot: msg.Hot}
 	case msg.Preloaded != nil:
 		z.forget(msg.ID)
 		r.reply <- reply{}
@@ -490,6 +515,11 @@ func (z *zygote) deliver(msg message) {
 		delete(z.waiting, msg.ID)
 		c := r.child
 		z.mu.Unlock()
+		z.m.Stats.add(func(s *Stats) {
+			s.ChildFaults += msg.Minflt
+			s.ChildCPU += time.Duration(msg.CPUus) * time.Microsecond
+			s.Exited++
+		})
 		if c != nil {
 			c.code = *msg.Code
 			close(c.done)
@@ -648,7 +678,7 @@ func (m *Manager) Start(spec Spec, stdin, stdout, stderr *os.File) (*Child, erro
 		return nil, fallback("zygote ended")
 	}
 	req := map[string]any{"op": "run", "id": id, "script": spec.Script, "args": nonNil(spec.Args),
-		"options": nonNil(spec.Options), "cwd": spec.Dir, "env": applyDelta(spec.Env, z.delta)}
+		"options": nonNil(spec.Options), "cwd": spec.Dir, "env": applyDelta(spec.Env, z.delta), "prefault": !m.opts.NoPrefault}
 	if err := z.send(req, []int{int(stdin.Fd()), int(stdout.Fd()), int(stderr.Fd())}); err != nil {
 		z.forget(id)
 		err = fallback("send: %v", err)

@@ -144,6 +144,11 @@ func tryForked(m *Manager, spec Spec, stdin []byte) (outcome, error) {
 
 func setup(t testing.TB) (*Manager, Spec) {
 	t.Helper()
+	return setupWith(t, Options{})
+}
+
+func setupWith(t testing.TB, o Options) (*Manager, Spec) {
+	t.Helper()
 	py := python(t)
 	dir := t.TempDir()
 	hooks := filepath.Join(dir, "hooks")
@@ -154,7 +159,7 @@ func setup(t testing.TB) (*Manager, Spec) {
 	env := []string{"PATH=" + filepath.Dir(py) + ":/usr/bin:/bin", "HOME=" + dir, "LANG=C.UTF-8",
 		"CLAUDE_PROJECT_DIR=" + dir, "HOOK_ONLY=x y"}
 	spec := Spec{Python: "python3", Path: py, Script: "hooks/probe.py", Dir: dir, Env: env}
-	m := New(Options{})
+	m := New(o)
 	t.Cleanup(m.Close)
 	if err := m.WaitReady(spec, 60*time.Second); err != nil {
 		t.Fatalf("zygote did not start: %v", err)
