@@ -201,6 +201,10 @@ type ZygoteStatus struct {
 	ChildFaults uint64  `json:"child_minor_faults"`
 	Exited      uint64  `json:"children_exited"`
 	ChildCPUMs  float64 `json:"child_cpu_ms"`
+	// Minor faults children took once their spare was ready (the event's path and exit),
+	// over how many children reported.
+	EventFaults uint64 `json:"child_event_faults"`
+	Reported    uint64 `json:"children_reported"`
 }
 
 // AuditStatus describes the decision log.

@@ -715,6 +715,7 @@ type ZygoteStats struct {
 	LastFallback                                    string
 	Populated, Prefaulted, ChildFaults, Exited      uint64
 	ChildCPUMs                                      float64
+	EventFaults, Reported                           uint64
 }
 
 // PrewarmStats describe prewarmed processes (protocol.PrewarmStatus says what each counts).
@@ -849,6 +850,7 @@ func (p *Pool) zygoteStats() ZygoteStats {
 		z.Started, z.Died, z.Lost, z.Fallbacks, z.LastFallback = m.Started, m.Died, m.Lost, m.Fallbacks, m.LastFallback
 		z.Populated, z.Prefaulted, z.ChildFaults, z.Exited = m.Populated, m.Prefaulted, m.ChildFaults, m.Exited
 		z.ChildCPUMs = float64(m.ChildCPU.Microseconds()) / 1000
+		z.EventFaults, z.Reported = m.EventFaults, m.Reported
 		z.Zygotes = len(p.zyg.ZygotePIDs())
 	}
 	return z

@@ -30,7 +30,8 @@ var payload = []byte(`{"tool_name":"Bash","tool_input":{"command":"ls -la"}}`)
 // BenchmarkGuardForked is one PreToolUse event of an unmodified Python guard forked from
 // a zygote, back to back; BenchmarkGuardForkedNoPrefault the same with the spares'
 // pre-faulting off. Besides time per event they report each child's minor page faults
-// and CPU time over its whole life (as a spare too), and the pages its spare populated.
+// and CPU time over its whole life (as a spare too), the faults it took once its spare was
+// ready (the event's path and its exit), and the pages its spare populated.
 func BenchmarkGuardForked(b *testing.B)           { benchForked(b, Options{}) }
 func BenchmarkGuardForkedNoPrefault(b *testing.B) { benchForked(b, Options{NoPrefault: true}) }
 
@@ -52,6 +53,9 @@ func benchForked(b *testing.B, opts Options) {
 		b.ReportMetric(float64(after.ChildFaults-before.ChildFaults)/n, "faults/child")
 		b.ReportMetric(float64((after.ChildCPU-before.ChildCPU).Microseconds())/n/1000, "cpu-ms/child")
 		b.ReportMetric(float64(after.Populated-before.Populated)/n, "populated/child")
+	}
+	if n := float64(after.Reported - before.Reported); n > 0 {
+		b.ReportMetric(float64(after.EventFaults-before.EventFaults)/n, "event-faults/child")
 	}
 }
 

@@ -118,6 +118,12 @@ func TestPrefaultHappens(t *testing.T) {
 	if c := off.Stats.Get(); c.Populated != 0 || c.Exited == 0 {
 		t.Errorf("NoPrefault: %+v, want nothing populated", c)
 	}
+	// Every child reported its faults when ready, and took some after (its exit at least).
+	for name, c := range map[string]Counts{"on": m.Stats.Get(), "off": off.Stats.Get()} {
+		if c.Reported != c.Exited || c.EventFaults == 0 || c.ChildFaults <= c.EventFaults {
+			t.Errorf("pre-faulting %s: fault counters %+v", name, c)
+		}
+	}
 }
 
 // TestPrefaultBogusRanges: whatever a learner's message says — addresses outside every

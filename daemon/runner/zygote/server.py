@@ -194,6 +194,8 @@ def _zygote():
                         pass
             populated = populate(hot) if prefault_on[0] else 0
             warm_setup()
+            with open("/proc/self/stat", "rb") as f:  # minor faults so far: hookd's counters
+                ready_minflt = int(f.read().rpartition(b")")[2].split()[7])
         except BaseException:  # noqa: BLE001
             os._exit(127)
         try:
@@ -209,7 +211,7 @@ def _zygote():
         if not msg or len(fds) != 4:
             os._exit(127)
         cs.close()
-        child(json.loads(msg), fds, populated)
+        child(json.loads(msg), fds, populated, ready_minflt)
         os._exit(127)  # not reached
 
     def writable_maps():
@@ -337,7 +339,7 @@ def _zygote():
         import random
         random.seed()
 
-    def child(req, fds, populated):
+    def child(req, fds, populated, ready_minflt):
         # fds: the event's stdin, stdout, stderr, and hookd's socket (for a setup error).
         hsock = socket.socket(fileno=fds[3])
         fds = fds[:3]
@@ -377,8 +379,9 @@ def _zygote():
             sys.modules["__main__"] = main
             import random
             random.seed()
-            if populated:  # for hookd's counters; hookd has had the pid, so this comes after it
-                hsock.send(b'{"id":%d,"populated":%d}' % (req["id"], populated))
+            # For hookd's counters (it has had the pid, so this comes after it): the pages
+            # this child's spare pre-faulted, and its minor faults when it was ready.
+            hsock.send(b'{"id":%d,"populated":%d,"ready_minflt":%d}' % (req["id"], populated, ready_minflt))
             hsock.close()
         except BaseException as e:  # noqa: BLE001
             try:

@@ -205,6 +205,9 @@ type Stats struct {
 	// children over their whole lives (as spares too), Exited counts them.
 	ChildFaults, Exited uint64
 	ChildCPU            time.Duration
+	// EventFaults adds up the minor faults children took after their spare was ready (the
+	// event's path and exit), over Reported children.
+	EventFaults, Reported uint64
 }
 
 func (s *Stats) add(f func(*Stats)) { s.mu.Lock(); f(s); s.mu.Unlock() }
@@ -216,6 +219,7 @@ type Counts struct {
 	Populated, Prefaulted                  uint64
 	ChildFaults, Exited                    uint64
 	ChildCPU                               time.Duration
+	EventFaults, Reported                  uint64
 }
 
 // Get returns a copy of the counters.
@@ -223,7 +227,8 @@ func (s *Stats) Get() Counts {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return Counts{Forked: s.Forked, Fallbacks: s.Fallbacks, Started: s.Started, Died: s.Died, Lost: s.Lost, LastFallback: s.LastFallback,
-		Populated: s.Populated, Prefaulted: s.Prefaulted, ChildFaults: s.ChildFaults, Exited: s.Exited, ChildCPU: s.ChildCPU}
+		Populated: s.Populated, Prefaulted: s.Prefaulted, ChildFaults: s.ChildFaults, Exited: s.Exited, ChildCPU: s.ChildCPU,
+		EventFaults: s.EventFaults, Reported: s.Reported}
 }
 
 // New returns a manager; call Close when done.
@@ -287,18 +292,20 @@ type message struct {
 	Error      string      `json:"error,omitempty"`
 	Environ    []string    `json:"environ,omitempty"`
 	Preloaded  []string    `json:"preloaded,omitempty"`
-	Populated  uint64      `json:"populated,omitempty"` // from a child: pages its spare pre-faulted
-	Minflt     uint64      `json:"minflt,omitempty"`    // with Code: the child's minor faults
-	CPUus      uint64      `json:"cpu_us,omitempty"`    // with Code: the child's CPU time
-	Hot        [][2]uint64 `json:"hot,omitempty"`       // answer to "hot" (tests): the ranges spares now populate
+	Populated  uint64      `json:"populated,omitempty"`    // from a child: pages its spare pre-faulted
+	ReadyFlt   uint64      `json:"ready_minflt,omitempty"` // from a child: its minor faults when its spare was ready
+	Minflt     uint64      `json:"minflt,omitempty"`       // with Code: the child's minor faults
+	CPUus      uint64      `json:"cpu_us,omitempty"`       // with Code: the child's CPU time
+	Hot        [][2]uint64 `json:"hot,omitempty"`          // answer to "hot" (tests): the ranges spares now populate
 }
 
 // Child is a hook process forked from a zygote.
 type Child struct {
-	Pid  int
-	done chan struct{}
-	code int
-	err  error
+	Pid      int
+	readyFlt uint64 // its minor faults when its spare was ready (guarded by the zygote's mu)
+	done     chan struct{}
+	code     int
+	err      error
 }
 
 // Done is closed when the child has exited (or was lost with its zygote).
@@ -493,9 +500,17 @@ func (z *zygote) deliver(msg message) {
 		if c != nil {
 			c.err = fmt.Errorf("%w: child setup failed: %s", ErrFallback, msg.SetupError)
 		}
-	case msg.Populated > 0:
-		// The child, before its hook runs: how many pages its spare pre-faulted.
-		z.m.Stats.add(func(s *Stats) { s.Populated += msg.Populated; s.Prefaulted++ })
+	case msg.ReadyFlt > 0:
+		// The child, before its hook runs: how many pages its spare pre-faulted, and its
+		// faults so far (the rest are the event's).
+		if c != nil {
+			z.mu.Lock()
+			c.readyFlt = msg.ReadyFlt
+			z.mu.Unlock()
+		}
+		if msg.Populated > 0 {
+			z.m.Stats.add(func(s *Stats) { s.Populated += msg.Populated; s.Prefaulted++ })
+		}
 	case msg.Hot != nil:
 		z.forget(msg.ID)
 		r.reply <- reply{hot: msg.Hot}
@@ -515,7 +530,18 @@ func (z *zygote) deliver(msg message) {
 		delete(z.waiting, msg.ID)
 		c := r.child
 		z.mu.Unlock()
+		z.mu.Lock()
+		ready := c != nil && c.readyFlt > 0 && c.readyFlt <= msg.Minflt
+		var evFlt uint64
+		if ready {
+			evFlt = msg.Minflt - c.readyFlt
+		}
+		z.mu.Unlock()
 		z.m.Stats.add(func(s *Stats) {
+			if ready {
+				s.EventFaults += evFlt
+				s.Reported++
+			}
 			s.ChildFaults += msg.Minflt
 			s.ChildCPU += time.Duration(msg.CPUus) * time.Microsecond
 			s.Exited++
