@@ -6,20 +6,25 @@ import (
 	"encoding/hex"
 	"fmt"
 	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
 	"time"
 )
 
-// setHot hands the zygote a learner's message (tests only: op "hot") and returns the hot
-// list it kept after its checks.
+// setHot hands the zygote a learner's message (tests only: op "hot"; nil: none) and
+// returns the hot list it kept after its checks.
 func (z *zygote) setHot(data []byte) ([][2]uint64, error) {
 	id, r := z.register()
 	if id == 0 {
 		return nil, fallback("zygote ended")
 	}
-	if err := z.send(map[string]any{"op": "hot", "id": id, "data": hex.EncodeToString(data)}, nil); err != nil {
+	req := map[string]any{"op": "hot", "id": id}
+	if data != nil {
+		req["data"] = hex.EncodeToString(data)
+	}
+	if err := z.send(req, nil); err != nil {
 		z.forget(id)
 		return nil, err
 	}
@@ -206,4 +211,56 @@ func kernelAtLeast(major, minor int) bool {
 	var ma, mi int
 	fmt.Sscanf(string(b), "%d.%d", &ma, &mi)
 	return ma > major || (ma == major && mi >= minor)
+}
+
+func hotPages(t *testing.T, z *zygote) (pages uint64) {
+	t.Helper()
+	hot, err := z.setHot(nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, r := range hot {
+		pages += r[1]
+	}
+	return pages
+}
+
+// TestPrefaultListFollowsTheHooks: only a spare that populated nothing learns, so the list
+// is what one recent hook wrote — it does not keep every page any hook ever wrote. After a
+// hook that writes 12 MiB, the list is large; a new version of the small hook is learned
+// on its next event and the list is small again.
+func TestPrefaultListFollowsTheHooks(t *testing.T) {
+	m, spec := setup(t)
+	if !kernelAtLeast(5, 14) {
+		t.Skip("SKIP (loud): MADV_POPULATE_WRITE needs Linux 5.14")
+	}
+	small, big := spec, spec
+	small.Script, big.Script = "small.py", "big.py"
+	os.WriteFile(filepath.Join(spec.Dir, "small.py"), []byte("import sys\nsys.stdout.write(sys.stdin.read())\n"), 0o644)
+	os.WriteFile(filepath.Join(spec.Dir, "big.py"), []byte("import sys\nb = bytearray(12 << 20)\nb[::4096] = b'x' * (3 << 10)\nsys.stdout.write(sys.stdin.read())\n"), 0o644)
+	run := func(s Spec) {
+		if o := forked(t, m, s, []byte("hi")); o.code != 0 || o.stdout != "hi" {
+			t.Fatalf("%s: %+v", s.Script, o)
+		}
+	}
+	z := m.get(spec, false)
+	run(small)
+	run(small)
+	p0 := hotPages(t, z)
+	if p0 == 0 || p0 > 2048 {
+		t.Fatalf("after the small hook: %d pages", p0)
+	}
+	run(big) // a new script: the next clean spare learns
+	run(big)
+	run(big)
+	if p := hotPages(t, z); p < p0+1500 {
+		t.Fatalf("after the 12 MiB hook: %d pages, before %d", p, p0)
+	}
+	os.WriteFile(filepath.Join(spec.Dir, "small.py"), []byte("import sys\nsys.stdout.write(sys.stdin.read())\n# v2\n"), 0o644)
+	run(small)
+	run(small)
+	run(small)
+	if p := hotPages(t, z); p > p0+512 {
+		t.Errorf("after the small hook again: %d pages, first %d", p, p0)
+	}
 }

@@ -43,7 +43,7 @@ def _zygote():
     sel = selectors.DefaultSelector()
     sel.register(sock, selectors.EVENT_READ, None)
     children = {}  # pidfd -> (request id, pid)
-    spares = []  # (pid, zygote's socket end, pidfd): forked children waiting for an event
+    spares = []  # (pid, zygote's socket end, pidfd, clean): forked children waiting for an event
     global_peak = [1]  # most children seen running at once: how many spares to keep
     last_run = [None]  # (request bytes, request) of the last event, for rehearse()
     unrehearsed = [False]  # forked since the last rehearse()
@@ -72,12 +72,16 @@ def _zygote():
     MADV_POPULATE_WRITE = 23
     MAX_HOT_PAGES = 4096  # 16 MiB of private copies per spare at most, whatever a child reports
     MAX_HOT_RANGES = 2000  # a learner's message stays under 32 KiB: a pipe write never blocks
-    LEARN_EVERY = 32  # after the first event of a script version, every Nth event re-learns
+    LEARN_EVERY = 32  # besides after a new script version, every Nth event re-learns
     hot = []  # [(address, pages)] a spare populates
     learn_r, learn_w = os.pipe()  # a learner child reopens learn_w through /proc; not inherited
     os.set_blocking(learn_r, False)
     learner = [None]  # pid of the child asked to report its pages, until it is reaped
-    learned_for = {}  # (path, sha256) -> events since it was last learned
+    # Only a "clean" spare (one that populated nothing) learns: a populated spare owns the
+    # pages it populated whether its hook wrote them or not, and the list would only grow.
+    want_learn = [False]  # the next spare forked is clean, to learn from
+    since_learn = [0]  # events since the last learner
+    seen_versions = set()  # (path, sha256) of scripts served: a new one is learned
     prefault_on = [True]  # hookd's "prefault" field of the latest run request
 
     def send(obj):
@@ -170,7 +174,7 @@ def _zygote():
         s.mode = "w" if write else "r"
         return s
 
-    def spare_main(cs):
+    def spare_main(cs, clean):
         # A spare: forked before its event. Drop every descriptor of the zygote's, warm the
         # pages the per-event setup touches (their copy-on-write faults happen now, not
         # while an event waits), then wait for the event. EOF (the zygote ended, or retired
@@ -192,7 +196,7 @@ def _zygote():
                         os.close(fd)
                     except OSError:
                         pass
-            populated = populate(hot) if prefault_on[0] else 0
+            populated = populate(hot) if prefault_on[0] and not clean else 0
             warm_setup()
             with open("/proc/self/stat", "rb") as f:  # minor faults so far: hookd's counters
                 ready_minflt = int(f.read().rpartition(b")")[2].split()[7])
@@ -476,28 +480,18 @@ def _zygote():
         if sh:
             return send({"id": rid, "fallback": "script directory shadows pre-imported modules: %s" % ",".join(sh[:5])})
         prefault_on[0] = req.get("prefault", True) is not False and madvise is not None
-        learn = ""
-        if prefault_on[0] and learner[0] is None:
-            k = (req["abs"], digest)
-            n = learned_for.get(k)
-            if n is None or n >= LEARN_EVERY:
-                learn = "/proc/%d/fd/%d" % (os.getpid(), learn_w)
-                if len(learned_for) > 64:
-                    learned_for.clear()
-                learned_for[k] = 0
-            else:
-                learned_for[k] = n + 1
-        msg = json.dumps({"id": rid, "script": req["script"], "args": req["args"], "options": req["options"],
-                          "cwd": req["cwd"], "env": req["env"], "abs": req["abs"], "path0": req["path0"],
-                          "digest": digest.hex(), "learn": learn}).encode()
-        if len(msg) > MAX_HANDOFF:
-            return send({"id": rid, "fallback": "event too large to hand to a forked child (%d bytes)" % len(msg)})
+        since_learn[0] += 1
+        if (req["abs"], digest) not in seen_versions or since_learn[0] >= LEARN_EVERY:
+            if len(seen_versions) > 256:
+                seen_versions.clear()
+            seen_versions.add((req["abs"], digest))
+            want_learn[0] = True
         while spares and select.select([spares[0][2]], [], [], 0)[0]:
             reap(spares[0][2])  # a spare that died (killed from outside) cannot take the event
-        sp = spares.pop(0) if spares else new_spare()
+        sp = spares.pop(0) if spares else fork_spare()
         if sp is None:
             return send({"id": rid, "fallback": "fork failed"})
-        pid, zs, pfd = sp
+        pid, zs, pfd, clean = sp
         try:
             ok = zs.recv(1) == b"S"  # it leads its own session (new_spare); at once for a spare forked earlier
         except OSError:
@@ -512,11 +506,30 @@ def _zygote():
                 pass
             os.waitpid(pid, 0)
             return send({"id": rid, "fallback": "forked child ended before it was ready"})
+        learn = ""
+        if prefault_on[0] and clean:
+            if learner[0] is None:
+                learn = "/proc/%d/fd/%d" % (os.getpid(), learn_w)
+                learner[0] = pid
+                since_learn[0] = 0
+                want_learn[0] = False
+            else:
+                want_learn[0] = True  # another learner is still running: the next clean spare
+        msg = json.dumps({"id": rid, "script": req["script"], "args": req["args"], "options": req["options"],
+                          "cwd": req["cwd"], "env": req["env"], "abs": req["abs"], "path0": req["path0"],
+                          "digest": digest.hex(), "learn": learn}).encode()
+        if len(msg) > MAX_HANDOFF:  # rare: the spare (its byte read) is ended, as if it had died
+            if learner[0] == pid:
+                learner[0] = None
+            zs.close()
+            sel.unregister(pfd)
+            os.close(pfd)
+            os.kill(pid, 9)
+            os.waitpid(pid, 0)
+            return send({"id": rid, "fallback": "event too large to hand to a forked child (%d bytes)" % len(msg)})
         children[pfd] = (rid, pid)
         sel.modify(pfd, selectors.EVENT_READ, pfd)
         global_peak[0] = max(global_peak[0], len(children))
-        if learn:
-            learner[0] = pid
         send({"id": rid, "pid": pid})
         # Only now, with hookd knowing the pid, does the child get its event: a zygote that
         # dies before this leaves a spare that sees EOF and runs nothing.
@@ -531,8 +544,17 @@ def _zygote():
             os.close(fd)
         fds[:] = []
 
-    def new_spare():
-        """Forks a spare child; returns (pid, zygote's socket end, pidfd) or None."""
+    def fork_spare():
+        """A new spare: clean (it populates nothing and may learn) when a learner is wanted
+        or there is nothing to populate."""
+        clean = want_learn[0] or not hot
+        sp = new_spare(clean)
+        if sp is not None and clean:
+            want_learn[0] = False
+        return sp
+
+    def new_spare(clean):
+        """Forks a spare child; returns (pid, zygote's socket end, pidfd, clean) or None."""
         for s in (sys.stdout, sys.stderr):
             s.flush()
         zs, cs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
@@ -552,7 +574,7 @@ def _zygote():
                 os.setsid()
                 zs.close()
                 cs.send(b"S")
-                spare_main(cs)
+                spare_main(cs, clean)
             except BaseException:  # noqa: BLE001 - never fall back into the zygote's loop
                 pass
             os._exit(127)
@@ -565,12 +587,12 @@ def _zygote():
             os.waitpid(pid, 0)
             return None
         sel.register(pfd, selectors.EVENT_READ, ("spare", pfd))
-        return (pid, zs, pfd)
+        return (pid, zs, pfd, clean)
 
     def retire_spares():
         """Spares forked before the latest pre-imports lack them: end them (EOF)."""
         while spares:
-            pid, zs, pfd = spares.pop()
+            pid, zs, pfd, _ = spares.pop()
             zs.close()
             sel.unregister(pfd)
             os.close(pfd)
@@ -578,7 +600,7 @@ def _zygote():
 
     def replenish(rehearsal=True):
         while len(spares) < min(MAX_SPARES, global_peak[0]):
-            sp = new_spare()
+            sp = fork_spare()
             if sp is None:
                 break
             spares.append(sp)
@@ -661,8 +683,10 @@ def _zygote():
                     if "abs" in req:
                         last_run[0] = (msg, req)
                 elif op == "hot":
-                    # Tests only: a learner's message as raw bytes, checked as one would be.
-                    set_hot(bytes.fromhex(req.get("data", "")), None)
+                    # Tests only: a learner's message as raw bytes, checked as one would be;
+                    # without one, the list as it is.
+                    if "data" in req:
+                        set_hot(bytes.fromhex(req["data"]), None)
                     send({"id": req.get("id"), "hot": [list(r) for r in hot]})
                 elif op == "preload":
                     configured = set(req.get("modules", ()))
