@@ -105,10 +105,12 @@ func BenchmarkPythonGuard(b *testing.B) {
 	}
 	cold := StartDaemon(b, DaemonOptions{Settings: settingsFor(cmds), HookdFile: true, Config: `{"prewarm": false}`})
 	warm := StartDaemon(b, DaemonOptions{Settings: settingsFor(cmds), HookdFile: true})
+	// The same zygote with the spares' pre-faulting off (docs/zygote.md, "Pre-faulting").
+	noPF := StartDaemon(b, DaemonOptions{Settings: settingsFor(cmds), HookdFile: true, Env: []string{"HOOKD_ZYGOTE_PREFAULT=off"}})
 	wcmd := real + " " + worker
 	wcfg, _ := json.Marshal(map[string]any{"hooks": []any{map[string]any{"match": wcmd, "worker": true}}})
 	workerD := StartDaemon(b, DaemonOptions{Settings: settingsFor(map[string]string{"BenchPy": wcmd}), HookdFile: true, Config: string(wcfg)})
-	daemons := []*Daemon{cold, warm, workerD}
+	daemons := []*Daemon{cold, warm, noPF, workerD}
 	pids := []int{os.Getpid()}
 	for _, d := range daemons {
 		pids = append(pids, d.PID())
@@ -134,6 +136,7 @@ func BenchmarkPythonGuard(b *testing.B) {
 		variant{name: "hookc → hookd, cold (`prewarm: false`)", d: cold, tool: "BenchPy"},
 		variant{name: "hookc → hookd, prewarm pool (`-W default`)", d: warm, tool: "BenchPyPool"},
 		variant{name: "hookc → hookd, **zygote** (real path)", d: warm, tool: "BenchPy"},
+		variant{name: "hookc → hookd, zygote, pre-faulting off (`HOOKD_ZYGOTE_PREFAULT=off`)", d: noPF, tool: "BenchPy"},
 		variant{name: "hookc → hookd, zygote, `python3 -S`", d: warm, tool: "BenchPyS"},
 	)
 	if shim != "" {
@@ -183,6 +186,7 @@ func BenchmarkPythonGuard(b *testing.B) {
 		settle()
 	}
 	forked0 := zygStat(warm, "forked")
+	zyg0 := map[*Daemon]map[string]any{warm: zygManager(warm), noPF: zygManager(noPF)}
 
 	type result struct {
 		wall     Samples
@@ -239,6 +243,23 @@ func BenchmarkPythonGuard(b *testing.B) {
 			Ms(r.cpu/time.Duration(r.n)), float64(base)/float64(p50), Ms(g50), Ms(r.gapCPU/time.Duration(r.gapCount)), float64(baseGap)/float64(g50))
 	}
 	fmt.Fprintf(&w, "\nForked events in the zygote rows: %v of %d (every one). Back-to-back phase took %s.\n", forked, zygEvents, b2bTook.Round(time.Second))
+	// Per forked child, over its whole life (as a spare too; hookd's status counters):
+	// minor page faults (MADV_POPULATE_WRITE counts its pages as faults too) and CPU.
+	delta := func(d *Daemon, k string) float64 {
+		f0, _ := zyg0[d][k].(float64)
+		f1, _ := zygManager(d)[k].(float64)
+		return f1 - f0
+	}
+	for _, r := range []struct {
+		name string
+		d    *Daemon
+	}{{"pre-faulting on (real path, `-S` and shim rows together)", warm}, {"pre-faulting off", noPF}} {
+		if n := delta(r.d, "children_exited"); n > 0 {
+			fmt.Fprintf(&w, "Zygote children, %s: %.0f minor faults per child after its spare was ready (the event's path and exit), %.0f over its whole life, %.1f ms CPU per child over its whole life; %.0f pages pre-faulted per event, in %.0f of %.0f events.\n",
+				r.name, delta(r.d, "child_event_faults")/max(1, delta(r.d, "children_reported")), delta(r.d, "child_minor_faults")/n, delta(r.d, "child_cpu_ms")/n,
+				delta(r.d, "populated_pages")/n, delta(r.d, "prefaulted_events"), n)
+		}
+	}
 	Section(b, "zygote", w.String())
 }
 
