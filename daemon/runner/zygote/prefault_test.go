@@ -264,3 +264,26 @@ func TestPrefaultListFollowsTheHooks(t *testing.T) {
 		t.Errorf("after the small hook again: %d pages, first %d", p, p0)
 	}
 }
+
+// TestTooLargeEventThenNext: an event too large to hand to a child runs cold (the spare
+// it took is ended), and the next event is forked as usual — no spare is left waiting
+// for a byte it already sent.
+func TestTooLargeEventThenNext(t *testing.T) {
+	m, spec := setup(t)
+	s := spec
+	s.Args = []string{"0"}
+	forked(t, m, s, nil)
+	big := s
+	big.Env = append(append([]string{}, s.Env...), "BIG="+strings.Repeat("x", 170<<10))
+	_, err := tryForked(m, big, nil)
+	if err == nil || !strings.Contains(err.Error(), "too large") {
+		t.Fatalf("a 170 KiB environment: %v, want the zygote to decline (too large)", err)
+	}
+	for range 3 {
+		want := cold(t, s, []byte("x"))
+		got := forked(t, m, s, []byte("x"))
+		if got.code != want.code || got.stderr != want.stderr {
+			t.Fatalf("after the large event: %+v, cold %+v", got, want)
+		}
+	}
+}
