@@ -80,6 +80,21 @@ var scenarios = []*scenario{
 		Hooks:  []hook{preHook("a", emit(decide("deny", "R1"), "", 0))},
 		Script: []claudeapi.Turn{bash("echo hi"), say("finished")},
 		Counts: map[string]int{"a": 1}},
+	{Name: "own-session", Doc: "a hook leads a session of its own (or its sh -c does) and has no controlling terminal, natively and through hookd (spec §6); through hookd hooks once shared the daemon's session, and so one CPU share under autogroup scheduling",
+		Hooks: []hook{preHook("a", `cat > /dev/null
+read -r _ _ _ _ _ sid tty _ < /proc/$$/stat
+if [ "$sid" = "$$" ] || [ "$sid" = "$PPID" ]; then s=own; else s=shared; fi
+echo "session=$s tty=$tty" >&2
+exit 2`)},
+		Script: []claudeapi.Turn{bash("echo hi"), say("finished")},
+		Counts: map[string]int{"a": 1},
+		Check: func(t *testing.T, native, hookd *obs) {
+			for mode, o := range map[string]*obs{"native": native, "hookd": hookd} {
+				if !strings.Contains(o.canon(), "session=own tty=0") {
+					t.Errorf("%s: the hook did not report its own session and no terminal:\n%s", mode, o.canon())
+				}
+			}
+		}},
 	{Name: "exit2-block", Doc: "exit 2 with stderr blocks; the model sees [<hook command>]: <stderr>",
 		Hooks:  []hook{preHook("a", emit("", "E2", 2))},
 		Script: []claudeapi.Turn{bash("echo hi"), say("finished")},
