@@ -1,9 +1,9 @@
 package protocol
 
 import (
-	"slices"
 	"strconv"
-	"unicode/utf8"
+
+	"github.com/hookd/hookd/protocol/lite"
 )
 
 // AppendRequest appends req, encoded as one JSON line (with the trailing newline), to dst.
@@ -104,62 +104,6 @@ func appendCompact(dst, src []byte) []byte {
 	return dst
 }
 
-const hexDigits = "0123456789abcdef"
-
 // AppendString appends s as a JSON string. Invalid UTF-8 becomes U+FFFD, as with
 // encoding/json; '<', '>' and '&' are not escaped (no HTML context here).
-func AppendString(dst []byte, s string) []byte {
-	if len(s) > 1<<12 {
-		// Room for s and an eighth more in escapes, in one allocation: left to append,
-		// a multi-MiB payload grows the buffer by 1.25× at a time, copying it some ten
-		// times (a 6 MiB Write's event_text; issue 13).
-		dst = slices.Grow(dst, len(s)+len(s)/8+2)
-	}
-	dst = append(dst, '"')
-	start := 0
-	for i := 0; i < len(s); {
-		c := s[i]
-		if c < utf8.RuneSelf {
-			if c >= 0x20 && c != '"' && c != '\\' {
-				i++
-				continue
-			}
-			dst = append(dst, s[start:i]...)
-			switch c {
-			case '"', '\\':
-				dst = append(dst, '\\', c)
-			case '\n':
-				dst = append(dst, '\\', 'n')
-			case '\r':
-				dst = append(dst, '\\', 'r')
-			case '\t':
-				dst = append(dst, '\\', 't')
-			default:
-				dst = append(dst, '\\', 'u', '0', '0', hexDigits[c>>4], hexDigits[c&0xf])
-			}
-			i++
-			start = i
-			continue
-		}
-		r, size := utf8.DecodeRuneInString(s[i:])
-		if r == utf8.RuneError && size == 1 {
-			dst = append(dst, s[start:i]...)
-			dst = append(dst, `\ufffd`...)
-			i += size
-			start = i
-			continue
-		}
-		// U+2028 and U+2029 are valid JSON but break JavaScript readers; escape as
-		// encoding/json does.
-		if r == '\u2028' || r == '\u2029' {
-			dst = append(dst, s[start:i]...)
-			dst = append(dst, '\\', 'u', '2', '0', '2', hexDigits[r&0xf])
-			i += size
-			start = i
-			continue
-		}
-		i += size
-	}
-	dst = append(dst, s[start:]...)
-	return append(dst, '"')
-}
+func AppendString(dst []byte, s string) []byte { return lite.AppendString(dst, s) }

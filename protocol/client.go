@@ -8,17 +8,17 @@ import (
 	"fmt"
 	"io"
 	"net"
-	"os"
-	"path/filepath"
 	"time"
+
+	"github.com/hookd/hookd/protocol/lite"
 )
 
 // EnvSocket is the environment variable that overrides the default socket path.
-const EnvSocket = "HOOKD_SOCKET"
+const EnvSocket = lite.EnvSocket
 
 // ErrUnreachable wraps every failure to connect to the daemon, so callers can tell "no
 // daemon" (fall back, fail safe) from "the daemon answered with an error".
-var ErrUnreachable = errors.New("hookd unreachable")
+var ErrUnreachable = lite.ErrUnreachable
 
 // DefaultSocketPath is the per-user socket: $HOOKD_SOCKET, else
 // $XDG_RUNTIME_DIR/hookd/hookd.sock, else ~/.hookd/run/hookd.sock, else (HOME unset)
@@ -26,18 +26,7 @@ var ErrUnreachable = errors.New("hookd unreachable")
 // these is trusted by name: clients run CheckSocket and the daemon CheckSocketDir on
 // whatever path is used, so a per-uid directory under /tmp that another user created
 // first is refused by both, never shared.
-func DefaultSocketPath() string {
-	if p := os.Getenv(EnvSocket); p != "" {
-		return p
-	}
-	if d := os.Getenv("XDG_RUNTIME_DIR"); d != "" {
-		return filepath.Join(d, "hookd", "hookd.sock")
-	}
-	if home, err := os.UserHomeDir(); err == nil && home != "" {
-		return filepath.Join(home, ".hookd", "run", "hookd.sock")
-	}
-	return filepath.Join(os.TempDir(), fmt.Sprintf("hookd-%d", os.Geteuid()), "hookd.sock")
-}
+func DefaultSocketPath() string { return lite.DefaultSocketPath() }
 
 // Client is one connection to the daemon. It is not safe for concurrent use: requests on
 // one connection are answered one after another. Open one Client per goroutine.

@@ -1,9 +1,11 @@
 // Package protocol is the wire contract between hookd and its callers: hookc, and any
 // harness that talks to the daemon's Unix socket directly.
 //
-// It imports only the standard library, because hookc links it and hookc is on the hot
-// path of every hook event (a Go client that pulls in net/http costs 1–2 ms more per
-// process start on a small machine).
+// It imports only the standard library (and its own sub-package lite), because hookc is on
+// the hot path of every hook event. hookc links only protocol/lite: the socket trust
+// check, the request encoder and a strict decoder of the answer, without encoding/json,
+// reflect, net or fmt, whose start-up every hookc process would pay. protocol delegates
+// those shared pieces to lite, so each has one implementation.
 //
 // # Framing
 //
