@@ -54,7 +54,9 @@ type mapping struct {
 	name   string
 }
 
-func mapsOf(t *testing.T, pid int) []mapping {
+func mapsOf(t *testing.T, pid int) []mapping { return mapsOfPid(t, pid) }
+
+func mapsOfPid(t testing.TB, pid int) []mapping {
 	t.Helper()
 	f, err := os.Open(fmt.Sprintf("/proc/%d/maps", pid))
 	if err != nil {
@@ -286,4 +288,44 @@ func TestTooLargeEventThenNext(t *testing.T) {
 			t.Fatalf("after the large event: %+v, cold %+v", got, want)
 		}
 	}
+}
+
+// FuzzHotList: any bytes as a learner's message. The zygote keeps at most 2,000 aligned
+// ranges and 4,096 pages, stays up, and a child forked from a spare that populated the
+// previous input's list still behaves (exit code, output).
+func FuzzHotList(f *testing.F) {
+	m, spec := setup(f)
+	os.WriteFile(filepath.Join(spec.Dir, "echo.py"), []byte("import sys\nsys.stdout.write(sys.stdin.read())\nsys.exit(3)\n"), 0o644)
+	spec.Script = "echo.py"
+	forked(f, m, spec, nil)
+	z := m.get(spec, false)
+	var heap [2]uint64
+	for _, mp := range mapsOfPid(f, m.ZygotePIDs()[0]) {
+		if mp.name == "[heap]" {
+			heap = [2]uint64{mp.lo, (mp.hi - mp.lo) >> 12}
+		}
+	}
+	f.Add(learnerMsg(1, heap))
+	f.Add(learnerMsg(1, [2]uint64{heap[0], 1}, [2]uint64{heap[0] + 8192, 3}))
+	f.Add(learnerMsg(1, [2]uint64{0x1000, 1}))
+	f.Add([]byte{})
+	f.Fuzz(func(t *testing.T, data []byte) {
+		hot, err := z.setHot(data)
+		if err != nil {
+			t.Fatalf("zygote: %v", err)
+		}
+		var pages uint64
+		for _, r := range hot {
+			if r[0]&0xfff != 0 || r[1] == 0 {
+				t.Fatalf("kept a bad range %x", r)
+			}
+			pages += r[1]
+		}
+		if len(hot) > 2000 || pages > 4096 {
+			t.Fatalf("kept %d ranges, %d pages", len(hot), pages)
+		}
+		if o := forked(t, m, spec, []byte("in")); o.code != 3 || o.stdout != "in" || o.stderr != "" {
+			t.Fatalf("forked child: %+v", o)
+		}
+	})
 }
