@@ -1,6 +1,7 @@
 package httpfwd
 
 import (
+	"encoding/json"
 	"testing"
 
 	"github.com/hookd/hookd/events"
@@ -37,4 +38,26 @@ func TestHTTPAnswer(t *testing.T) {
 			t.Errorf("%s: got %s (lost %q), want %s (lost %v)", c.name, got, lost, c.want, c.lost)
 		}
 	}
+}
+
+// FuzzHTTPAnswer: whatever the merged answer holds (a hook's JSON, stray stdout, any exit
+// code), the http body is one JSON object.
+func FuzzHTTPAnswer(f *testing.F) {
+	f.Add("PreToolUse", `{"hookSpecificOutput":{"hookEventName":"PreToolUse","updatedInput":{"a":1}}}`, "", "no", 2)
+	f.Add("Stop", "", "text", "why", 2)
+	f.Add("PermissionRequest", `{"hookSpecificOutput":{"decision":{"behavior":"deny"}}}`, "", "", 0)
+	f.Add("Notification", `[1]`, "", "", 1)
+	f.Add("PostToolUse", `{"hookSpecificOutput":[]}`, "", "x", 2)
+	f.Fuzz(func(t *testing.T, event, output, stdout, stderr string, code int) {
+		ev, ok := events.Lookup(event)
+		if !ok {
+			ev, _ = events.Lookup("PreToolUse")
+		}
+		res := &protocol.Result{Output: []byte(output), Stdout: stdout, Stderr: stderr, ExitCode: code}
+		body, _ := HTTPAnswer(ev, res)
+		var v map[string]any
+		if err := json.Unmarshal(body, &v); err != nil {
+			t.Fatalf("not a JSON object: %v: %s", err, body)
+		}
+	})
 }
