@@ -4,8 +4,10 @@ package e2e
 
 import (
 	"net"
+	"net/http"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strconv"
 	"strings"
 	"testing"
@@ -88,26 +90,88 @@ func TestClaudeHTTPForwarder(t *testing.T) {
 	}
 	t.Logf("refused with hookd stopped: %s", stopped.Calls[0].Result)
 
-	// hookd running but the handler's token wrong: hookd answers 401, and onFailure:
-	// block makes Claude Code refuse the call — an error status never lets it through.
+	// An error status instead of an answer: Claude Code must block (onFailure) too. With
+	// hookd running, its forwarder resync puts the daemon's token back into the settings
+	// file, so the mismatch is made on the other side: no hookd, and on its port a server
+	// that answers every request as hookd answers a wrong token (401; hookd's own 401 is
+	// tested in daemon/httpfwd).
 	bad := *sc
 	bad.Prepare = func(t *testing.T, w *world) {
-		p := w.SettingsPath("user")
-		data, err := os.ReadFile(p)
+		data, err := os.ReadFile(w.SettingsPath("user"))
 		if err != nil {
 			t.Fatal(err)
 		}
-		if !strings.Contains(string(data), "Bearer ") {
-			t.Fatalf("no token in %s", p)
+		m := regexp.MustCompile(`http://(127\.0\.0\.1:[0-9]+)/hookd/v1/claude-code`).FindSubmatch(data)
+		if m == nil {
+			t.Fatalf("no http forwarder in the settings:\n%s", data)
 		}
-		w.Write(t, p, strings.ReplaceAll(string(data), "Bearer ", "Bearer wrong"), 0o600)
+		ln, err := net.Listen("tcp", string(m[1]))
+		if err != nil {
+			t.Fatal(err)
+		}
+		srv := &http.Server{Handler: http.HandlerFunc(func(rw http.ResponseWriter, _ *http.Request) {
+			rw.Header().Set("WWW-Authenticate", `Bearer realm="hookd"`)
+			http.Error(rw, "hookd: unauthorized", http.StatusUnauthorized)
+		})}
+		go srv.Serve(ln) //nolint:errcheck
+		t.Cleanup(func() { srv.Close() })
 	}
-	unauth := runClaude(t, &bad, "http")
-	if unauth.Counts["g"] != 0 || len(unauth.Calls) == 0 || !unauth.Calls[0].IsError {
-		t.Fatalf("with a wrong token the call must be refused and no hook run: counts %v, calls %+v", unauth.Counts, unauth.Calls)
+	unauth := runClaude(t, &bad, "http-stopped")
+	if unauth.Counts["g"] != 0 || len(unauth.Calls) == 0 || !unauth.Calls[0].IsError || !strings.Contains(unauth.Calls[0].Result, "401") {
+		t.Fatalf("with a 401 the call must be refused and no hook run: counts %v, calls %+v", unauth.Counts, unauth.Calls)
 	}
 	if _, err := os.Stat(filepath.Join(unauth.root, "proj", "allowed-by-hook")); err == nil {
-		t.Errorf("the command ran although hookd refused the request")
+		t.Errorf("the command ran although the request was refused")
 	}
 	t.Logf("refused with a wrong token: %s", unauth.Calls[0].Result)
+}
+
+// TestClaudeHTTPForwarderStopAndPostToolUse: an exit-2 Stop block (which hookd says as
+// decision:"block" over http) keeps Claude going exactly once, as natively, and a
+// PostToolUse hook's additionalContext reaches the model through the http forwarder.
+func TestClaudeHTTPForwarderStopAndPostToolUse(t *testing.T) {
+	t.Parallel()
+	sc := &scenario{Name: "http-stop-post",
+		Hooks: []hook{
+			{Name: "stop", Event: "Stop", Scope: "user", Body: stopBlocksOnce("", "keep going", 2)},
+			{Name: "post", Event: "PostToolUse", Matcher: "Bash", Scope: "user", Body: emit(ctx("PostToolUse", "post-context-marker"), "", 0)},
+		},
+		Script: []claudeapi.Turn{bash("echo hi"), say("first"), say("second")},
+		Counts: map[string]int{"stop": 2, "post": 1},
+	}
+	native := runClaude(t, sc, "native")
+	viaHTTP := runClaude(t, sc, "http")
+	for _, o := range []*obs{native, viaHTTP} {
+		if o.Counts["stop"] != 2 || o.Counts["post"] != 1 {
+			t.Errorf("hook runs %v, want stop 2, post 1", o.Counts)
+		}
+	}
+	if native.Requests != viaHTTP.Requests {
+		t.Errorf("model requests: native %d, http %d (the Stop block must continue the turn once)", native.Requests, viaHTTP.Requests)
+	}
+	has := func(o *obs, s string) bool { return strings.Contains(strings.Join(o.Model, "\n"), s) }
+	for _, s := range []string{"post-context-marker", "keep going"} {
+		if !has(native, s) || !has(viaHTTP, s) {
+			t.Errorf("%q reached the model natively %v, through http %v\nnative: %v\nhttp: %v", s, has(native, s), has(viaHTTP, s), native.Model, viaHTTP.Model)
+		}
+	}
+	for _, l := range viaHTTP.hookc {
+		if strings.HasPrefix(l, "Stop ") || strings.HasPrefix(l, "PostToolUse ") {
+			t.Errorf("%s went through hookc, not http", l)
+		}
+	}
+	// The one documented difference (docs/http-forwarder.md, "What it loses"): the JSON
+	// block adds a system message naming the forwarder's URL, which an exit-2 block through
+	// hookc does not (FINDINGS.md, probes stop-2/stop-2b).
+	extra := 0
+	for _, m := range viaHTTP.Model {
+		if strings.Contains(m, "Stop hook blocking error from command") {
+			extra++
+		}
+	}
+	if extra != 1 || len(viaHTTP.Model) != len(native.Model)+1 {
+		t.Errorf("want the native texts plus one 'Stop hook blocking error' message through http")
+	}
+	t.Logf("native model texts: %q", native.Model)
+	t.Logf("http model texts: %q", viaHTTP.Model)
 }
