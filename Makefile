@@ -101,6 +101,9 @@ lint: ## go vet, staticcheck, gofmt, import promises, package size (<= 3,500 non
 	for d in $(LEAF_PKGS); do \
 		bad="$$bad $$($(GO) list -deps $$d | grep '^github.com/hookd/hookd/' | grep -vx "$$d")"; \
 	done; if [ -n "$$(echo $$bad)" ]; then echo "forbidden imports: $$bad"; exit 1; fi
+	@# hookc's start-up is the product (docs/performance.md, "hookc"): none of these may come back.
+	@heavy=$$($(GO) list -deps ./cmd/hookc | grep -x 'encoding/json\|reflect\|fmt\|flag\|context\|net\|os/exec\|os/signal'); \
+	if [ -n "$$heavy" ]; then echo "cmd/hookc links" $$heavy "(protocol/lite exists to avoid them)"; exit 1; fi
 	@out=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
 	@test/lint/pkgsize.sh
 
