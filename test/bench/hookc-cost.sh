@@ -8,6 +8,7 @@
 #
 #   test/bench/hookc-cost.sh                 # N=50 runs each, perf stat -r N
 #   BASE=origin/main~3 N=100 test/bench/hookc-cost.sh
+#   GAP=0.3 test/bench/hookc-cost.sh        # 0.3 s idle before every run
 #
 # Needs perf (linux-tools) and gcc. perf stat's stdin is the payload file, rewound before
 # every run (--pre), so every run forwards the same event; the decision log's line count
@@ -59,18 +60,33 @@ for _ in $(seq 100); do [ -S "$HOOKD_SOCKET" ] && break; sleep 0.1; done
 "$w/hookc" --debug <"$w/payload.json" >/dev/null # warm the daemon's caches; fails loudly if it does not answer
 
 ls -l "${bins[@]}" "$w/hello-go" "$w/hello-c" | awk '{print $5, $NF}'
-for b in "$w/hello-c" "$w/hello-go" "${bins[@]}"; do
-	echo "== $(basename "$b")"
-	perf stat -r "$N" --pre "$w/rewind" -e page-faults,task-clock "$b" <"$w/payload.json" 2>&1 >/dev/null |
-		grep -E 'page-faults|task-clock'
+# Interleaved: ROUNDS rounds, each running every binary N/ROUNDS times under perf stat, so
+# that load changes during the run hit all of them alike. GAP=0.3 sleeps that long before
+# every run (idle gaps instead of back to back; the sleep is not counted).
+pre=$w/rewind
+if [ -n "${GAP:-}" ]; then
+	printf '#!/bin/sh\n%s\nsleep %s\n' "$w/rewind" "$GAP" >"$w/pre.sh"
+	chmod +x "$w/pre.sh"
+	pre=$w/pre.sh
+fi
+ROUNDS=${ROUNDS:-5}
+per=$(((N + ROUNDS - 1) / ROUNDS))
+all=("$w/hello-c" "$w/hello-go" "${bins[@]}")
+: >"$w/stats"
+for r in $(seq "$ROUNDS"); do
+	for b in "${all[@]}"; do
+		perf stat -x, -r "$per" --pre "$pre" -e page-faults,task-clock "$b" <"$w/payload.json" 2>&1 >/dev/null |
+			awk -F, -v b="$(basename "$b")" '$3=="page-faults"||$3 ~ /^task-clock/{print b, $3, $1}' >>"$w/stats"
+		# perf's "elapsed" would include the --pre process; wall time is measured apart, as
+		# back-to-back runs from this shell (fork+exec from bash included for all).
+		s=$(date +%s%N)
+		for _ in $(seq "$per"); do "$b" <"$w/payload.json" >/dev/null; done
+		e=$(date +%s%N)
+		echo "$(basename "$b") wall-us $(((e - s) / per / 1000))" >>"$w/stats"
+	done
 done
-# perf's "elapsed" would include the --pre rewind; wall time per run is measured apart, as
-# a loop of N back-to-back runs from this shell (fork+exec from bash included for all).
-for b in "$w/hello-c" "$w/hello-go" "${bins[@]}"; do
-	s=$(date +%s%N)
-	for _ in $(seq "$N"); do "$b" <"$w/payload.json" >/dev/null; done
-	e=$(date +%s%N)
-	echo "wall $(basename "$b"): $(((e - s) / N / 1000)) us per run"
+echo "mean over $ROUNDS interleaved rounds of $per runs (page faults, task-clock ms, wall us per run incl. the shell's fork+exec):"
+for b in "${all[@]}"; do
+	awk -v b="$(basename "$b")" '$1==b{s[$2]+=$3; n[$2]++} END{printf "%-12s faults %6.1f  task-clock %6.2f ms  wall %6.0f us\n", b, s["page-faults"]/n["page-faults"], s["task-clock"]/n["task-clock"], s["wall-us"]/n["wall-us"]}' "$w/stats"
 done
-before=$(wc -l <"$w/state/audit/decisions.jsonl")
-echo "decisions logged: $before (every hookc run above forwarded the event)"
+echo "decisions logged: $(wc -l <"$w/state/audit/decisions.jsonl") (every hookc run above forwarded the event)"
