@@ -3,22 +3,16 @@ package protocol
 import (
 	"encoding/json"
 	"io"
+
+	"github.com/hookd/hookd/protocol/lite"
 )
 
 // Render writes r as a Claude Code command hook would answer: Output (a JSON object) or
-// Stdout (plain text) on stdout, Stderr on stderr, and returns the exit code to use.
+// Stdout (plain text) on stdout, Stderr on stderr, and returns the exit code to use. It is
+// lite.Result.Render, the one hookc links, so the daemon-side clients and hookc render alike.
 func (r *Result) Render(stdout, stderr io.Writer) int {
-	switch {
-	case len(r.Output) > 0 && string(r.Output) != "null" && string(r.Output) != "{}":
-		_, _ = stdout.Write(r.Output)
-		_, _ = io.WriteString(stdout, "\n")
-	case r.Stdout != "":
-		_, _ = io.WriteString(stdout, r.Stdout)
-	}
-	if r.Stderr != "" {
-		_, _ = io.WriteString(stderr, r.Stderr)
-	}
-	return r.ExitCode
+	lr := lite.Result{Output: r.Output, Stdout: r.Stdout, Stderr: r.Stderr, ExitCode: r.ExitCode}
+	return lr.Render(stdout, stderr)
 }
 
 // FailClosed is the answer a client gives when neither the daemon nor an in-process

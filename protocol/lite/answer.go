@@ -156,7 +156,9 @@ func DecodeAnswer(line []byte) Answer {
 func (r *Result) Render(stdout, stderr io.Writer) int {
 	switch {
 	case len(r.Output) > 0 && string(r.Output) != "null" && string(r.Output) != "{}":
-		_, _ = stdout.Write(append(r.Output, '\n'))
+		// One write; the full slice expression makes append copy, never scribble past
+		// Output into a buffer it may share (the answer frame it was decoded from).
+		_, _ = stdout.Write(append(r.Output[:len(r.Output):len(r.Output)], '\n'))
 	case r.Stdout != "":
 		_, _ = io.WriteString(stdout, r.Stdout)
 	}

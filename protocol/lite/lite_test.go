@@ -166,3 +166,21 @@ func TestPeekEventNameAndTimeoutsMatchProtocol(t *testing.T) {
 		}
 	}
 }
+
+// TestRenderLeavesTheBufferAlone: Output is usually a slice of the answer frame it was
+// decoded from; rendering it (with the newline a hook's stdout line ends with) must not
+// write into the bytes after it.
+func TestRenderLeavesTheBufferAlone(t *testing.T) {
+	frame := []byte(`{"a":1}XYZ`)
+	r := lite.Result{Output: frame[:7], Stderr: "why\n", ExitCode: 2}
+	var out, errb bytes.Buffer
+	if code := r.Render(&out, &errb); code != 2 {
+		t.Fatalf("exit code %d, want 2", code)
+	}
+	if out.String() != "{\"a\":1}\n" || errb.String() != "why\n" {
+		t.Fatalf("stdout %q stderr %q", out.String(), errb.String())
+	}
+	if string(frame) != `{"a":1}XYZ` {
+		t.Fatalf("Render wrote into the frame it was decoded from: %q", frame)
+	}
+}
