@@ -65,7 +65,13 @@ func (w *world) opts() Options {
 
 func (w *world) install() *Plan {
 	w.t.Helper()
-	p, err := PlanInstall(w.opts())
+	return w.installWith(w.opts())
+}
+
+// installWith plans and applies an install with options o, failing the test on an error.
+func (w *world) installWith(o Options) *Plan {
+	w.t.Helper()
+	p, err := PlanInstall(o)
 	if err != nil {
 		w.t.Fatalf("install: %v", err)
 	}
@@ -368,13 +374,7 @@ func TestForwarderChange(t *testing.T) {
 	w.install()
 	o := w.opts()
 	o.Forwarder = "/usr/local/bin/hookc"
-	p, err := PlanInstall(o)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := p.Apply(); err != nil {
-		t.Fatal(err)
-	}
+	w.installWith(o)
 	s := w.read(w.settings)
 	if strings.Contains(s, fwd) || !strings.Contains(s, "/usr/local/bin/hookc") {
 		t.Errorf("forwarders not replaced:\n%s", s)

@@ -66,13 +66,7 @@ func TestInstallHTTPTransport(t *testing.T) {
 		t.Fatal(err)
 	}
 	o.Settings = w.settings
-	p, err := PlanInstall(o)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := p.Apply(); err != nil {
-		t.Fatal(err)
-	}
+	w.installWith(o)
 	s := w.read(w.settings)
 	fw := forwardersOf(t, s)
 	pre := fw["PreToolUse"]
