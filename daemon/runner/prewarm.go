@@ -180,7 +180,11 @@ type hookSeen struct {
 type warmKey struct {
 	key    string
 	spec   ProcSpec // the template: everything but Stdin
-	hookID string
+	hookID string   // the first hook seen with this key (for logs)
+	// hooks are the hooks (HookID → HookRev) whose events this key has served: hooks whose
+	// processes would be identical share one key, so a process warmed after one hook's
+	// event serves the next event of any of them.
+	hooks map[string]string
 
 	info     *scriptInfo // command analysis; nil until computed, reset when the script changes
 	idle     []*warmProc // oldest first
@@ -291,7 +295,7 @@ func (p *Pool) key(spec ProcSpec) *warmKey {
 	if spec.HookID != "" {
 		if seen, ok := p.hooks[spec.HookID]; ok && seen.rev != spec.HookRev {
 			for _, wk := range p.keys {
-				if wk.hookID == spec.HookID && wk.spec.HookRev != spec.HookRev {
+				if rev, ok := wk.hooks[spec.HookID]; ok && rev != spec.HookRev {
 					p.dropKeyLocked(wk, "hook changed in settings")
 				}
 			}
@@ -304,8 +308,11 @@ func (p *Pool) key(spec ProcSpec) *warmKey {
 		tmpl.Stdin = nil
 		tmpl.Env = slices.Clone(spec.Env)
 		tmpl.Args = slices.Clone(spec.Args)
-		wk = &warmKey{key: k, spec: tmpl, hookID: spec.HookID}
+		wk = &warmKey{key: k, spec: tmpl, hookID: spec.HookID, hooks: map[string]string{}}
 		p.keys[k] = wk
+	}
+	if spec.HookID != "" {
+		wk.hooks[spec.HookID] = spec.HookRev
 	}
 	wk.lastUse = now
 	info := wk.info
@@ -770,17 +777,29 @@ func (p *Pool) IdlePIDs() []int {
 }
 
 // PrewarmKey is the identity a prewarmed process must share with an event to serve it:
-// sha256 over the hook's ID and revision, the command, args (or their absence: shell
-// form), shell, working directory and the environment exactly, in order.
+// sha256 over everything that makes the process what it is — the command, args (or their
+// absence: shell form), shell, working directory, the environment exactly and in order,
+// the output cap and group handling it was started with — and the prewarm policy it was
+// started under. Not the hook: two hooks whose commands would start identical processes
+// (a Write and an Edit matcher running the same script) share their warm processes; a
+// process cannot tell which hook's event it is given.
 func PrewarmKey(spec ProcSpec) string {
+	return specKey(spec, false)
+}
+
+// specKey hashes spec's process identity, and the hook's ID and revision if withHook.
+func specKey(spec ProcSpec, withHook bool) string {
 	h := sha256.New()
 	put := func(s string) {
 		h.Write([]byte(strconv.Itoa(len(s))))
 		h.Write([]byte{':'})
 		h.Write([]byte(s))
 	}
-	put(spec.HookID)
-	put(spec.HookRev)
+	if withHook {
+		put("hook")
+		put(spec.HookID)
+		put(spec.HookRev)
+	}
 	put(spec.Command)
 	if spec.Args == nil {
 		put("shell-form")
@@ -796,6 +815,9 @@ func PrewarmKey(spec ProcSpec) string {
 	for _, e := range spec.Env {
 		put(e)
 	}
+	put(strconv.Itoa(spec.OutputCap))
+	put(strconv.FormatBool(spec.KeepGroup))
+	put(spec.Prewarm.String())
 	return hex.EncodeToString(h.Sum(nil))
 }
 

@@ -5,6 +5,7 @@ import (
 	"context"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -296,6 +297,56 @@ func TestPoolHookRevisionDiscards(t *testing.T) {
 	}
 	poll(t, 5*time.Second, "old revision's process gone", func() bool { return testutil.ProcessGone(old[0]) })
 	waitIdle(t, p, 1, old...)
+}
+
+// Two hooks whose processes would be identical (cc-starter's Write and Edit matchers both
+// run `node .claude/hooks/protect-sensitive-files.js`) share warm processes: the one started
+// after the first hook's event serves the second hook's. A change of either hook in the
+// settings still discards them; a difference in anything that shapes the process — the
+// environment, the prewarm policy, the output cap — keeps them apart.
+func TestPoolIdenticalHooksShareProcesses(t *testing.T) {
+	dir := t.TempDir()
+	p := newTestPool(t, PoolOptions{})
+	write := ProcSpec{Command: "cat; echo $0", Dir: dir, Env: testEnv(dir), Stdin: []byte("w\n"), Prewarm: PrewarmOn, HookID: "write", HookRev: "1"}
+	edit := write
+	edit.HookID, edit.Stdin = "edit", []byte("e\n")
+	p.Run(context.Background(), write)
+	first := waitIdle(t, p, 1)
+	if r := p.Run(context.Background(), edit); !strings.HasPrefix(string(r.Stdout), "e\n") || r.ExitCode != 0 {
+		t.Fatalf("edit's event: exit %d stdout %q", r.ExitCode, r.Stdout)
+	}
+	if stat(p, "hits") != 1 || stat(p, "keys") != 1 {
+		t.Fatalf("hits %d keys %d: the edit hook's first event was not served by the write hook's warm process", stat(p, "hits"), stat(p, "keys"))
+	}
+	if !testutil.ProcessGone(first[0]) {
+		poll(t, 5*time.Second, "the shared process used and gone", func() bool { return testutil.ProcessGone(first[0]) })
+	}
+	// Either hook's revision change drops the shared processes.
+	second := waitIdle(t, p, 1, first...)
+	edit.HookRev = "2"
+	p.Run(context.Background(), edit)
+	if stat(p, "discarded") != 1 || stat(p, "hits") != 1 {
+		t.Fatalf("discarded %d hits %d after the edit hook changed", stat(p, "discarded"), stat(p, "hits"))
+	}
+	poll(t, 5*time.Second, "the old revision's process gone", func() bool { return testutil.ProcessGone(second[0]) })
+
+	// Anything that shapes the process keeps the keys apart.
+	for name, change := range map[string]func(*ProcSpec){
+		"env":       func(s *ProcSpec) { s.Env = append(slices.Clone(s.Env), "EXTRA=1") },
+		"policy":    func(s *ProcSpec) { s.Prewarm = PrewarmAuto },
+		"outputcap": func(s *ProcSpec) { s.OutputCap = 7 },
+		"keepgroup": func(s *ProcSpec) { s.KeepGroup = true },
+		"dir":       func(s *ProcSpec) { s.Dir = t.TempDir() },
+	} {
+		other := write
+		change(&other)
+		if PrewarmKey(other) == PrewarmKey(write) {
+			t.Errorf("%s: a different process shares the prewarm key", name)
+		}
+	}
+	if workerKey(write) == workerKey(edit) {
+		t.Error("two hooks share a worker")
+	}
 }
 
 func TestPoolReplacesProcessThatDied(t *testing.T) {

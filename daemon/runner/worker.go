@@ -102,11 +102,13 @@ type lineResult struct {
 }
 
 // workerKey identifies a worker: the hook and its revision, command, args and shell —
-// not the directory or environment, which come from the event that starts it.
+// not the directory or environment, which come from the event that starts it. Unlike a
+// prewarmed process, a worker stays one hook's: it serves one request at a time, and
+// sharing it would change how that hook's events queue.
 func workerKey(spec ProcSpec) string {
 	s := spec
-	s.Dir, s.Env = "", nil
-	return PrewarmKey(s)
+	s.Dir, s.Env, s.Prewarm, s.OutputCap = "", nil, PrewarmAuto, 0
+	return specKey(s, true)
 }
 
 func (ws *workerSet) get(spec ProcSpec) (*worker, bool) {
