@@ -45,7 +45,10 @@ import (
 // ("setup [hookc]", "setup [http]") against the same native runs. The http transport
 // installs only into user and local settings, so with "http" among the modes a setup's
 // project-scope hooks are written to the user's settings.json in every mode (the same
-// hooks, run the same way by Claude Code). Default: native,hookd.
+// hooks, run the same way by Claude Code). Default: native,hookd. "nohooks" runs the same
+// session with every "hooks" key removed from the settings: native ÷ nohooks is the
+// ceiling — the most any hook runner, however fast, could give that setup (its rows go to
+// a table of their own; tool results may differ there, since no guard runs).
 //
 // HOOKD_BENCH_MD=BENCHMARKS.md writes the table into that file's "corpus" section;
 // HOOKD_CORPUS_PARTIAL=FILE rewrites FILE after every row (a long run's figures so far).
@@ -101,8 +104,8 @@ func BenchmarkCorpus(b *testing.B) {
 			b.Fatalf("HOOKD_CORPUS_MODES: the first mode must be native (the baseline), got %q", v)
 		}
 		for _, m := range modes[1:] {
-			if m != "hookd" && m != "http" {
-				b.Fatalf("HOOKD_CORPUS_MODES: %q is not native, hookd or http", m)
+			if m != "hookd" && m != "http" && m != "nohooks" {
+				b.Fatalf("HOOKD_CORPUS_MODES: %q is not native, hookd, http or nohooks", m)
 			}
 		}
 	}
@@ -117,9 +120,9 @@ func BenchmarkCorpus(b *testing.B) {
 				for _, m := range modes[1:] {
 					id := s.id
 					if len(modes) > 2 || m != "hookd" {
-						id += " [" + map[string]string{"hookd": "hookc", "http": "http"}[m] + "]"
+						id += " [" + map[string]string{"hookd": "hookc", "http": "http", "nohooks": "no hooks"}[m] + "]"
 					}
-					mrows[m] = &corpusRow{setup: id, delay: delay}
+					mrows[m] = &corpusRow{setup: id, delay: delay, ceiling: m == "nohooks"}
 				}
 				for p := 0; p < pairs; p++ {
 					order := append(append([]string{}, modes[p%len(modes):]...), modes[:p%len(modes)]...)
@@ -134,6 +137,14 @@ func BenchmarkCorpus(b *testing.B) {
 					n := runs["native"]
 					for _, m := range modes[1:] {
 						h := runs[m]
+						if m == "nohooks" {
+							if len(h.started) > 0 {
+								b.Fatalf("%s nohooks model=%v pair %d: hooks ran with every hooks key removed: %v", s.id, delay, p, h.started)
+							}
+							mrows[m].add(n, h)
+							b.Logf("%s model=%v pair %d: native %.2fs %.2f CPU-s, no hooks %.2fs %.2f CPU-s", s.id, delay, p, n.wall.Seconds(), n.cpu().Seconds(), h.wall.Seconds(), h.cpu().Seconds())
+							continue
+						}
 						if err := checkHooksRan(n, h); err != nil {
 							b.Fatalf("%s %s model=%v pair %d: %v", s.id, m, delay, p, err)
 						}
@@ -238,6 +249,11 @@ func runCorpusSession(tb testing.TB, claude, corpus, hookdBin, hookcBin string, 
 	scopes, err := s.prepare(w)
 	if err != nil {
 		return nil, err
+	}
+	if mode == "nohooks" { // the ceiling: the same session, no hook at all
+		for _, content := range scopes {
+			delete(content, "hooks")
+		}
 	}
 	if _, hasUser := scopes["user"]; projectAsUser && scopes["project"] != nil && !hasUser {
 		scopes["user"] = scopes["project"]
@@ -686,6 +702,7 @@ type corpusRow struct {
 	ran                      []ranHow
 	daemonSelf               Samples
 	pairs                    int
+	ceiling                  bool // a nohooks row: h* are sessions without hooks
 }
 
 func (row *corpusRow) add(n, h *corpusRun) {
@@ -759,6 +776,13 @@ func renderCorpus(rows []corpusRow, classes map[string][]string, manifest map[st
 		strings.Join(knobs, " "), runtime.GOOS, runtime.GOARCH, runtime.NumCPU(), pairs, load0, load1, took.Round(time.Second))
 	b.WriteString("Wall and CPU are medians per session; CPU = user + system seconds of Claude Code and everything it waited for (hooks, hookc) plus hookd's whole process tree (daemon, zygotes, prewarmed and forked processes). Ratio = native wall ÷ hookd wall, median over pairs (> 1: hookd faster).\n\n")
 	b.WriteString("| setup | model delay | native wall | hookd wall | ratio (min–max) | native CPU | hookd CPU | results identical | files a hookd run left that no native run did (runs) |\n|---|---:|---:|---:|---:|---:|---:|---|---|\n")
+	var ceilings []corpusRow
+	rows = slices.DeleteFunc(slices.Clone(rows), func(r corpusRow) bool {
+		if r.ceiling {
+			ceilings = append(ceilings, r)
+		}
+		return r.ceiling
+	})
 	for _, r := range rows {
 		lo, hi := r.ratios[0], r.ratios[0]
 		for _, x := range r.ratios {
@@ -772,6 +796,19 @@ func renderCorpus(rows []corpusRow, classes map[string][]string, manifest map[st
 		fmt.Fprintf(&b, "| %s | %v | %.2f s | %.2f s | %.2f× (%.2f–%.2f) | %.2f s | %.2f s | %s | %s |\n", r.setup, r.delay,
 			r.nWall.Quantile(0.5).Seconds(), r.hWall.Quantile(0.5).Seconds(), medianF(r.ratios), lo, hi,
 			r.nCPU.Quantile(0.5).Seconds(), r.hCPU.Quantile(0.5).Seconds(), same, extra)
+	}
+	if len(ceilings) > 0 {
+		b.WriteString("\n**The ceiling**: the same sessions with every `hooks` key removed from the settings (no hook runs at all), paired with the same native runs. Native ÷ no hooks is the most any hook runner — however fast — could give a setup; the hooks' own share of a native session is 1 − 1/ceiling. Tool results may differ here (no guard runs).\n\n")
+		b.WriteString("| setup | model delay | native wall | no-hooks wall | ceiling (min–max) | native CPU | no-hooks CPU |\n|---|---:|---:|---:|---:|---:|---:|\n")
+		for _, r := range ceilings {
+			lo, hi := r.ratios[0], r.ratios[0]
+			for _, x := range r.ratios {
+				lo, hi = min(lo, x), max(hi, x)
+			}
+			fmt.Fprintf(&b, "| %s | %v | %.2f s | %.2f s | %.2f× (%.2f–%.2f) | %.2f s | %.2f s |\n", strings.TrimSuffix(r.setup, " [no hooks]"), r.delay,
+				r.nWall.Quantile(0.5).Seconds(), r.hWall.Quantile(0.5).Seconds(), medianF(r.ratios), lo, hi,
+				r.nCPU.Quantile(0.5).Seconds(), r.hCPU.Quantile(0.5).Seconds())
+		}
 	}
 	b.WriteString("\n**Per event** (median ms from Claude Code's first `hook_started` to its last `hook_response` of one occurrence, as stream-json reports them; natively that spans all of the event's hooks, through hookd the one `hookc`; \"hookd\" = the slowest hook's own run time in hookd's decision log) and hookd's counters after each session:\n\n")
 	for _, r := range rows {

@@ -303,7 +303,7 @@ func classifyCorpusHooks(corpus string, setups []corpusSetup) map[string][]strin
 						if _, err := zygote.FromCommand(c, nil, env, w.proj); err == nil {
 							how = "forked (zygote)"
 						} else if safe, reason, _ := runner.AnalyzeCommand(runner.ProcSpec{Command: c, Dir: w.proj, Env: env, Prewarm: runner.PrewarmAuto}); safe {
-							how = "prewarmed (" + reason + "; the first event of each hook cold)"
+							how = "prewarmed (" + reason + "; the first event of each distinct command cold)"
 						} else {
 							if reason == "node" || reason == "python" || reason == "ruby" {
 								reason = "a " + reason + " script that does not visibly read stdin (or is over 1 MiB), so it is not started early"
