@@ -37,6 +37,8 @@ func BenchmarkClaudeSession(b *testing.B) {
 		b.Skip("python3 not found")
 	}
 	bins := buildOnce(b)
+	_, pathNote := SessionPATH(b)
+	b.Log(pathNote)
 	// model=0s answers at once: tool calls come back to back, the worst case for
 	// prewarming (the next interpreter is still starting when the next event comes) and
 	// CPU-bound on 2 cores. model=500ms gives each turn half a second of thinking time —
@@ -113,7 +115,7 @@ func buildOnce(b *testing.B) *binaries {
 
 type session struct {
 	mode, claude, root, home, proj, sock string
-	hookdBin                             string
+	hookdBin, path                       string
 	env                                  []string
 	daemon                               *testutil.Daemon
 	srv                                  *claudeapi.Server
@@ -139,6 +141,7 @@ func newSession(b *testing.B, bins *binaries, claude, mode string, modelLatency 
 			b.Fatal(err)
 		}
 	}
+	s.path, _ = SessionPATH(b)
 	must(os.MkdirAll(filepath.Join(s.home, ".claude"), 0o755))
 	must(os.MkdirAll(filepath.Join(s.proj, ".claude"), 0o755))
 	trust, _ := json.Marshal(map[string]any{"projects": map[string]any{s.proj: map[string]any{"hasTrustDialogAccepted": true}}})
@@ -156,7 +159,7 @@ func newSession(b *testing.B, bins *binaries, claude, mode string, modelLatency 
 	}
 	settings, _ := json.MarshalIndent(map[string]any{"hooks": hooks, "permissions": map[string]any{"allow": []string{"Bash(echo *)"}}}, "", "  ")
 	must(os.WriteFile(filepath.Join(s.proj, ".claude", "settings.json"), settings, 0o644))
-	s.env = []string{"HOME=" + s.home, "PATH=" + os.Getenv("PATH"), "ANTHROPIC_API_KEY=x", "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC=1",
+	s.env = []string{"HOME=" + s.home, "PATH=" + s.path, "ANTHROPIC_API_KEY=x", "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC=1",
 		"XDG_CONFIG_HOME=" + filepath.Join(root, "xdg-config"), "XDG_STATE_HOME=" + filepath.Join(root, "xdg-state")}
 	if mode == "hookd" {
 		s.hookdBin = bins.hookd

@@ -110,6 +110,8 @@ func BenchmarkCorpus(b *testing.B) {
 		}
 	}
 	hookd, hookc := Bins(b)
+	_, corpusPathNote = SessionPATH(b)
+	b.Log(corpusPathNote)
 	load0 := loadAvg3()
 	start := time.Now()
 	var rows []corpusRow
@@ -165,6 +167,9 @@ func BenchmarkCorpus(b *testing.B) {
 	b.ReportMetric(0, "ns/op")
 	Section(b, "corpus", renderCorpus(rows, classes, manifest, pairs, load0, loadAvg3(), time.Since(start)))
 }
+
+// corpusPathNote says what `python3` is in the sessions (SessionPATH), for the table.
+var corpusPathNote string
 
 // corpusRun is one session's measurements.
 type corpusRun struct {
@@ -285,7 +290,8 @@ func runCorpusSession(tb testing.TB, claude, corpus, hookdBin, hookcBin string, 
 		}
 	}
 	sock := filepath.Join(side, "s.sock")
-	env := []string{"HOME=" + w.home, "PATH=" + filepath.Join(w.prefix, "bin") + ":" + os.Getenv("PATH"), "LANG=C.UTF-8",
+	path, _ := SessionPATH(tb)
+	env := []string{"HOME=" + w.home, "PATH=" + filepath.Join(w.prefix, "bin") + ":" + path, "LANG=C.UTF-8",
 		"ANTHROPIC_API_KEY=x", "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC=1", "NPM_CONFIG_PREFIX=" + w.prefix,
 		"npm_config_update_notifier=false", "XDG_CONFIG_HOME=" + filepath.Join(w.home, ".config"), "XDG_STATE_HOME=" + filepath.Join(w.home, ".local", "state"),
 		"XDG_CACHE_HOME=" + filepath.Join(w.home, ".cache")}
@@ -774,6 +780,7 @@ func renderCorpus(rows []corpusRow, classes map[string][]string, manifest map[st
 	fmt.Fprintf(&b, "\nProduced by `make bench-corpus` (`%s`; `HOOKD_BENCH_MD=BENCHMARKS.md` writes it here) on %s/%s, %d CPUs, Claude Code 2.1.330, %d pairs per row. "+
 		"Load average (1, 5, 15 min) at the start: %s; at the end: %s; the run took %s. The machine is shared with other engineers' builds and tests: figures are noisy, compare the two columns of one row (paired, order alternating).\n\n",
 		strings.Join(knobs, " "), runtime.GOOS, runtime.GOARCH, runtime.NumCPU(), pairs, load0, load1, took.Round(time.Second))
+	fmt.Fprintf(&b, "Python: %s.\n\n", corpusPathNote)
 	b.WriteString("Wall and CPU are medians per session; CPU = user + system seconds of Claude Code and everything it waited for (hooks, hookc) plus hookd's whole process tree (daemon, zygotes, prewarmed and forked processes). Ratio = native wall ÷ hookd wall, median over pairs (> 1: hookd faster).\n\n")
 	b.WriteString("| setup | model delay | native wall | hookd wall | ratio (min–max) | native CPU | hookd CPU | results identical | files a hookd run left that no native run did (runs) |\n|---|---:|---:|---:|---:|---:|---:|---|---|\n")
 	var ceilings []corpusRow

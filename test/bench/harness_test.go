@@ -348,3 +348,35 @@ func Section(tb testing.TB, name, body string) {
 		tb.Error(err)
 	}
 }
+
+// SessionPATH is the PATH the whole-session benchmarks (BenchmarkClaudeSession,
+// BenchmarkCorpus) give Claude Code, natively and through hookd alike, and a sentence
+// saying what `python3` is on it. When `python3` on this process's PATH is a version
+// manager's shim (pyenv's is a bash script that runs a dozen more bash processes per call
+// — ≈ 400 ms per hook event on this machine), the directory of the interpreter it resolves
+// to is put first, so the native baseline pays the real interpreter's start-up and not the
+// shim's; hookd's zygote would skip the shim anyway, which would flatter hookd.
+// HOOKD_BENCH_SHIMS=keep measures with the shim (a pyenv user's real setup).
+func SessionPATH(tb testing.TB) (path, note string) {
+	path = os.Getenv("PATH")
+	py, err := exec.LookPath("python3")
+	if err != nil {
+		return path, "no python3 on PATH"
+	}
+	if head := readHead(py); strings.HasPrefix(head, "\x7fELF") {
+		return path, "`python3` on PATH is the interpreter itself (" + py + ")"
+	}
+	if os.Getenv("HOOKD_BENCH_SHIMS") == "keep" {
+		return path, "`python3` on PATH is the shim " + py + " (HOOKD_BENCH_SHIMS=keep): every native Python hook pays the shim"
+	}
+	out, err := exec.Command(py, "-c", "import sys; print(sys.executable)").Output()
+	if err != nil {
+		tb.Fatalf("resolving the python3 shim %s: %v", py, err)
+	}
+	real := strings.TrimSpace(string(out))
+	if !strings.HasPrefix(readHead(real), "\x7fELF") {
+		tb.Fatalf("python3 shim %s resolves to %q, not an executable", py, real)
+	}
+	return filepath.Dir(real) + string(os.PathListSeparator) + path,
+		"`python3` on PATH is a shim (" + py + "); its interpreter's directory " + filepath.Dir(real) + " is put first on PATH, so hooks run the real interpreter natively and through hookd (HOOKD_BENCH_SHIMS=keep measures the shim)"
+}
