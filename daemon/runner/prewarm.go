@@ -232,6 +232,11 @@ func NewPool(o PoolOptions) *Pool {
 		keys: map[string]*warmKey{}, hooks: map[string]hookSeen{}, stop: make(chan struct{}),
 	}
 	p.workers = newWorkerSet(o)
+	// HOOKD_ZYGOTE=off serves Python hooks from the prewarm pool instead (docs/zygote.md):
+	// a way out, and the session benchmark's comparison row.
+	if os.Getenv("HOOKD_ZYGOTE") == "off" {
+		o.NoZygote = true
+	}
 	if !o.NoPrewarm && !o.NoZygote {
 		log := o.Logger
 		// HOOKD_ZYGOTE_PREFAULT=off turns the spares' pre-faulting off (docs/zygote.md): the

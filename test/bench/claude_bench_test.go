@@ -9,6 +9,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -44,7 +45,10 @@ func BenchmarkClaudeSession(b *testing.B) {
 	// CPU-bound on 2 cores. model=500ms gives each turn half a second of thinking time —
 	// still quicker than a real model — which is the idle time prewarming uses.
 	for _, latency := range []time.Duration{0, 500 * time.Millisecond} {
-		for _, mode := range []string{"native", "hookd"} {
+		// "hookd-prewarm" is hookd with HOOKD_ZYGOTE=off: its Python hooks come from the
+		// prewarm pool (whole processes started ahead, after each hook's first event)
+		// instead of being forked — which of the two wins depends on the idle time.
+		for _, mode := range []string{"native", "hookd", "hookd-prewarm"} {
 			b.Run(fmt.Sprintf("model=%v/%s", latency, mode), func(b *testing.B) {
 				benchSessions(b, bins, claude, mode, latency)
 			})
@@ -161,7 +165,7 @@ func newSession(b *testing.B, bins *binaries, claude, mode string, modelLatency 
 	must(os.WriteFile(filepath.Join(s.proj, ".claude", "settings.json"), settings, 0o644))
 	s.env = []string{"HOME=" + s.home, "PATH=" + s.path, "ANTHROPIC_API_KEY=x", "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC=1",
 		"XDG_CONFIG_HOME=" + filepath.Join(root, "xdg-config"), "XDG_STATE_HOME=" + filepath.Join(root, "xdg-state")}
-	if mode == "hookd" {
+	if mode == "hookd" || mode == "hookd-prewarm" {
 		s.hookdBin = bins.hookd
 		s.env = append(s.env, "HOOKD_SOCKET="+s.sock, "HOOKD_BIN="+bins.hookd)
 		global := []string{"--user-dir", filepath.Join(s.home, ".claude"), "--managed-dir", filepath.Join(root, "managed")}
@@ -170,7 +174,11 @@ func newSession(b *testing.B, bins *binaries, claude, mode string, modelLatency 
 		if out, err := cmd.CombinedOutput(); err != nil {
 			b.Fatalf("install: %v\n%s", err, out)
 		}
-		s.daemon = testutil.StartDaemon(b, testutil.DaemonOptions{Bin: bins.hookd, Socket: s.sock, Env: s.env,
+		denv := s.env
+		if mode == "hookd-prewarm" {
+			denv = append(slices.Clone(s.env), "HOOKD_ZYGOTE=off")
+		}
+		s.daemon = testutil.StartDaemon(b, testutil.DaemonOptions{Bin: bins.hookd, Socket: s.sock, Env: denv,
 			Args: append(global, "--socket", s.sock, "--state-dir", filepath.Join(root, "state"), "serve")})
 	}
 	var script []claudeapi.Turn
