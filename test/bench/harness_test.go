@@ -356,27 +356,45 @@ func Section(tb testing.TB, name, body string) {
 // — ≈ 400 ms per hook event on this machine), the directory of the interpreter it resolves
 // to is put first, so the native baseline pays the real interpreter's start-up and not the
 // shim's; hookd's zygote would skip the shim anyway, which would flatter hookd.
-// HOOKD_BENCH_SHIMS=keep measures with the shim (a pyenv user's real setup).
+// HOOKD_BENCH_SHIMS=keep measures with the shim (a pyenv user's real setup). Resolved once
+// per process: resolving runs the shim (≈ 0.4 s here), which would otherwise land right
+// before every measured session.
 func SessionPATH(tb testing.TB) (path, note string) {
+	sessionPATH.once.Do(func() {
+		sessionPATH.path, sessionPATH.note, sessionPATH.err = resolveSessionPATH()
+	})
+	if sessionPATH.err != nil {
+		tb.Fatal(sessionPATH.err)
+	}
+	return sessionPATH.path, sessionPATH.note
+}
+
+var sessionPATH struct {
+	once       sync.Once
+	path, note string
+	err        error
+}
+
+func resolveSessionPATH() (path, note string, err error) {
 	path = os.Getenv("PATH")
 	py, err := exec.LookPath("python3")
 	if err != nil {
-		return path, "no python3 on PATH"
+		return path, "no python3 on PATH", nil
 	}
 	if head := readHead(py); strings.HasPrefix(head, "\x7fELF") {
-		return path, "`python3` on PATH is the interpreter itself (" + py + ")"
+		return path, "`python3` on PATH is the interpreter itself (" + py + ")", nil
 	}
 	if os.Getenv("HOOKD_BENCH_SHIMS") == "keep" {
-		return path, "`python3` on PATH is the shim " + py + " (HOOKD_BENCH_SHIMS=keep): every native Python hook pays the shim"
+		return path, "`python3` on PATH is the shim " + py + " (HOOKD_BENCH_SHIMS=keep): every native Python hook pays the shim", nil
 	}
 	out, err := exec.Command(py, "-c", "import sys; print(sys.executable)").Output()
 	if err != nil {
-		tb.Fatalf("resolving the python3 shim %s: %v", py, err)
+		return "", "", fmt.Errorf("resolving the python3 shim %s: %v", py, err)
 	}
 	real := strings.TrimSpace(string(out))
 	if !strings.HasPrefix(readHead(real), "\x7fELF") {
-		tb.Fatalf("python3 shim %s resolves to %q, not an executable", py, real)
+		return "", "", fmt.Errorf("python3 shim %s resolves to %q, not an executable", py, real)
 	}
 	return filepath.Dir(real) + string(os.PathListSeparator) + path,
-		"`python3` on PATH is a shim (" + py + "); its interpreter's directory " + filepath.Dir(real) + " is put first on PATH, so hooks run the real interpreter natively and through hookd (HOOKD_BENCH_SHIMS=keep measures the shim)"
+		"`python3` on PATH is a shim (" + py + "); its interpreter's directory " + filepath.Dir(real) + " is put first on PATH, so hooks run the real interpreter natively and through hookd (HOOKD_BENCH_SHIMS=keep measures the shim)", nil
 }
