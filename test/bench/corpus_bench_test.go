@@ -791,10 +791,7 @@ func renderCorpus(rows []corpusRow, classes map[string][]string, manifest map[st
 		return r.ceiling
 	})
 	for _, r := range rows {
-		lo, hi := r.ratios[0], r.ratios[0]
-		for _, x := range r.ratios {
-			lo, hi = min(lo, x), max(hi, x)
-		}
+		lo, hi := slices.Min(r.ratios), slices.Max(r.ratios)
 		same := fmt.Sprintf("%d/%d", r.pairs-len(r.mismatches), r.pairs)
 		extra := "none"
 		if e := onlyIn(r.hFiles, r.nFiles); len(e) > 0 {
@@ -808,10 +805,7 @@ func renderCorpus(rows []corpusRow, classes map[string][]string, manifest map[st
 		b.WriteString("\n**The ceiling**: the same sessions with every `hooks` key removed from the settings (no hook runs at all), paired with the same native runs. Native ÷ no hooks is the most any hook runner — however fast — could give a setup; the hooks' own share of a native session is 1 − 1/ceiling. Tool results may differ here (no guard runs).\n\n")
 		b.WriteString("| setup | model delay | native wall | no-hooks wall | ceiling (min–max) | native CPU | no-hooks CPU |\n|---|---:|---:|---:|---:|---:|---:|\n")
 		for _, r := range ceilings {
-			lo, hi := r.ratios[0], r.ratios[0]
-			for _, x := range r.ratios {
-				lo, hi = min(lo, x), max(hi, x)
-			}
+			lo, hi := slices.Min(r.ratios), slices.Max(r.ratios)
 			fmt.Fprintf(&b, "| %s | %v | %.2f s | %.2f s | %.2f× (%.2f–%.2f) | %.2f s | %.2f s |\n", strings.TrimSuffix(r.setup, " [no hooks]"), r.delay,
 				r.nWall.Quantile(0.5).Seconds(), r.hWall.Quantile(0.5).Seconds(), medianF(r.ratios), lo, hi,
 				r.nCPU.Quantile(0.5).Seconds(), r.hCPU.Quantile(0.5).Seconds())

@@ -154,20 +154,16 @@ func BenchmarkWarm(b *testing.B) {
 	settle := func() {
 		// A replacement waits out the pool's refill delay, then takes as long as its
 		// interpreter needs — seconds on a loaded machine. Wait until every key the warm
-		// daemon has seen has a process waiting (a condition, not a time: a fixed bound
-		// made the hit check below fail at load ≈ 10), then for every process to be quiet.
-		// The bound only keeps a pool that never refills from hanging the run; the hit
-		// check then reports it.
+		// daemon has seen has a process waiting and a zygote that was started is ready (a
+		// condition, not a time), then for every process to be quiet. The bound only keeps
+		// a pool that never refills from hanging the run; the hit check then reports it.
 		for deadline := time.Now().Add(60 * time.Second); time.Now().Before(deadline); time.Sleep(5 * time.Millisecond) {
-			m, _ := warm.Status()["prewarm"].(map[string]any)
-			idle, _ := m["idle"].(float64)
-			starting, _ := m["starting"].(float64)
-			keys, _ := m["keys"].(float64)
-			z, _ := warm.Status()["zygote"].(map[string]any)
-			zon, _ := z["enabled"].(bool)
-			zstarted, _ := z["started"].(float64)
-			zready, _ := z["zygotes"].(float64)
-			if starting == 0 && idle >= keys && (!zon || zstarted == 0 || zready > 0) {
+			st := warm.Status()
+			pw := func(n string) float64 { return statusNum(st, "prewarm", n) }
+			zyg, _ := st["zygote"].(map[string]any)
+			zon, _ := zyg["enabled"].(bool)
+			if pw("starting") == 0 && pw("idle") >= pw("keys") &&
+				(!zon || statusNum(st, "zygote", "started") == 0 || statusNum(st, "zygote", "zygotes") > 0) {
 				break
 			}
 		}
@@ -596,14 +592,12 @@ func BenchmarkWarm(b *testing.B) {
 	Section(b, "warm", w.String())
 }
 
-func zygoteStat(d *Daemon, name string) float64 {
-	m, _ := d.Status()["zygote"].(map[string]any)
-	f, _ := m[name].(float64)
-	return f
-}
+func zygoteStat(d *Daemon, name string) float64  { return statusNum(d.Status(), "zygote", name) }
+func prewarmStat(d *Daemon, name string) float64 { return statusNum(d.Status(), "prewarm", name) }
 
-func prewarmStat(d *Daemon, name string) float64 {
-	m, _ := d.Status()["prewarm"].(map[string]any)
+// statusNum reads one number of a part of a decoded `hookd status` answer (0 if absent).
+func statusNum(st map[string]any, part, name string) float64 {
+	m, _ := st[part].(map[string]any)
 	f, _ := m[name].(float64)
 	return f
 }
