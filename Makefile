@@ -3,8 +3,16 @@
 
 GO        ?= go
 BIN       := bin
-VERSION   ?= $(shell git describe --always --dirty 2>/dev/null || echo dev)
-LDFLAGS   := -s -w -X github.com/hookd/hookd/daemon.Version=$(VERSION)
+# The build identity (protocol/lite/build.go): `hookd --version`, `hookc --version`, status.
+# The date is the commit's (SOURCE_DATE_EPOCH when set), never the clock: builds of one
+# commit are byte-identical (docs/releasing.md).
+VERSION   ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
+COMMIT    ?= $(shell git rev-parse HEAD 2>/dev/null)
+SOURCE_DATE_EPOCH ?= $(shell git log -1 --format=%ct 2>/dev/null || echo 0)
+BUILD_DATE := $(shell date -u -d @$(SOURCE_DATE_EPOCH) +%Y-%m-%dT%H:%M:%SZ 2>/dev/null || date -u -r $(SOURCE_DATE_EPOCH) +%Y-%m-%dT%H:%M:%SZ)
+LITE      := github.com/hookd/hookd/protocol/lite
+LDFLAGS   := -s -w -buildid= -X github.com/hookd/hookd/daemon.Version=$(VERSION) \
+	-X $(LITE).version=$(VERSION) -X $(LITE).commit=$(COMMIT) -X $(LITE).date=$(BUILD_DATE)
 FUZZTIME  ?= 20s
 # staticcheck, pinned; `go run` fetches it through the Go module proxy (checked against
 # the checksum database), so CI needs nothing installed beforehand.
@@ -52,6 +60,7 @@ pin-claude: ## move the pinned Claude Code in one command: make pin-claude CLAUD
 	sed -i.bak 's/HOOKD_CLAUDE_VERSION:-[0-9][0-9.]*}/HOOKD_CLAUDE_VERSION:-$(CLAUDE_VERSION)}/' test/e2e/install-claude.sh
 	sed -i.bak 's/claude-code@[0-9][0-9.]*/claude-code@$(CLAUDE_VERSION)/' test/e2e/probe.sh
 	rm -f test/e2e/install-claude.sh.bak test/e2e/probe.sh.bak
+	$(GO) test ./protocol/lite -run TestPins -update   # the version `hookd --version` says it was checked against
 	@grep -q "HOOKD_CLAUDE_VERSION:-$(CLAUDE_VERSION)}" test/e2e/install-claude.sh || { echo "pin-claude: the pin in test/e2e/install-claude.sh was not updated"; exit 1; }
 	HOOKD_CLAUDE_BIN= $(MAKE) conformance e2e
 

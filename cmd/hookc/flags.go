@@ -10,7 +10,7 @@ import (
 
 // hookc parses its command line by hand: package flag links reflect and fmt, whose
 // initialisation every hookc start would pay. The grammar, the messages, the exit codes
-// and the usage text are package flag's (ContinueOnError) for these seven flags;
+// and the usage text are package flag's (ContinueOnError) for these eight flags;
 // TestFlagsMatchPackageFlag checks them against a flag.FlagSet defined as hookc's was.
 
 type options struct {
@@ -22,6 +22,7 @@ type options struct {
 	fallback   bool
 	debug      bool
 	harness    string
+	version    bool
 }
 
 // flagSpec is one flag: its name, the word its usage line shows for the value ("" for a
@@ -52,6 +53,7 @@ func flagSpecs(getenv func(string) string) []flagSpec {
 		{name: "socket", typ: "string", usage: "daemon socket path (env " + lite.EnvSocket + ")", def: q(lite.SocketPath(getenv))},
 		{name: "stream", usage: "print every frame as a JSON line instead of the hook output", isBool: true},
 		{name: "timeout", typ: "duration", usage: "give up on the daemon after this long and fail closed (0: no limit); default: the event's default hook timeout less a tenth, at most 10 s (590s for most events); the installed forwarder passes its own hook timeout less that margin"},
+		{name: "version", usage: "print hookc's version, commit, build date and the harness versions it was checked against, and exit", isBool: true},
 	}
 }
 
@@ -119,6 +121,8 @@ func parseFlags(args []string, getenv func(string) string, stderr io.Writer) (o 
 			b = &o.fallback
 		case "stream":
 			b = &o.stream
+		case "version":
+			b = &o.version
 		case "socket", "project-dir", "harness", "timeout":
 		case "help", "h":
 			usage(stderr, getenv)

@@ -22,6 +22,7 @@ func stdFlags(getenv func(string) string, stderr *bytes.Buffer) (*flag.FlagSet, 
 	fs.DurationVar(&o.timeout, "timeout", 0, "give up on the daemon after this long and fail closed (0: no limit); default: the event's default hook timeout less a tenth, at most 10 s (590s for most events); the installed forwarder passes its own hook timeout less that margin")
 	fs.BoolVar(&o.fallback, "fallback", true, "when the daemon is unreachable, run the event in-process with `hookd run`")
 	fs.StringVar(&o.harness, "harness", getenv("HOOKD_HARNESS"), "the agent running this forwarder: claude-code, codex or gemini (default: detected from the payload; env HOOKD_HARNESS)")
+	fs.BoolVar(&o.version, "version", false, "print hookc's version, commit, build date and the harness versions it was checked against, and exit")
 	fs.BoolVar(&o.debug, "debug", getenv("HOOKC_DEBUG") != "", "print the decision id and timings on stderr (env HOOKC_DEBUG)")
 	fs.Usage = func() {
 		stderr.WriteString("usage: hookc [flags] < event.json\n\nForward one hook event to hookd and print the Claude Code hook output.\n\n")
@@ -44,6 +45,7 @@ func TestFlagsMatchPackageFlag(t *testing.T) {
 		{"-socket"}, {"-socket", "/a/b"}, {"--socket=/a=b"}, {"-socket=", "x"}, {"-project-dir", "/p", "-harness", "gemini"},
 		{"-timeout", "2s"}, {"-timeout=0"}, {"--timeout", "1.5h3m"}, {"-timeout", "soon"}, {"-timeout"}, {"-timeout", "-debug"},
 		{"positional", "-debug"}, {"-debug", "positional", "-x"}, {"-harness"}, {"-debug=T", "-fallback=F", "-stream=1"},
+		{"--version"}, {"-version=false", "-debug"}, {"-version", "-x"},
 	}
 	for _, env := range envs {
 		getenv := lite.Getenv(env)

@@ -51,6 +51,10 @@ func run(args, environ []string, stdin io.Reader, stdout, stderr io.Writer) int 
 	if !ok {
 		return code
 	}
+	if o.version {
+		_, _ = io.WriteString(stdout, lite.BuildInfo().Text("hookc"))
+		return 0
+	}
 	// One large buffer for stdin and one for the request (later the answer): a fresh
 	// process touches a page per size class it allocates from, and large objects come
 	// zeroed from the OS, paged in only as they are written.

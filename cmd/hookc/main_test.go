@@ -8,6 +8,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/hookd/hookd/protocol/lite"
 )
 
 // fakeDaemon listens on a socket in a fresh 0700 directory and answers every connection
@@ -148,5 +150,20 @@ func TestNoDaemonNoFallbackFailsClosed(t *testing.T) {
 	want := "hookc: hookd unreachable at " + sock + ": no such file or directory\n"
 	if code != 2 || out != "" || errOut != want {
 		t.Fatalf("exit %d stdout %q stderr %q, want stderr %q", code, out, errOut, want)
+	}
+}
+
+// TestVersion: --version answers without reading stdin or reaching a daemon, and names
+// the harness versions this build was checked against.
+func TestVersion(t *testing.T) {
+	code, out, errOut := runHookc(t, "not read", "--socket", "/nonexistent/hookd.sock", "--version")
+	if code != 0 || errOut != "" {
+		t.Fatalf("exit %d, stderr %q", code, errOut)
+	}
+	if want := lite.BuildInfo().Text("hookc"); out != want {
+		t.Fatalf("stdout %q, want %q", out, want)
+	}
+	if !strings.HasPrefix(out, "hookc dev\n") || !strings.Contains(out, "checked against Claude Code "+lite.CheckedVersion("Claude Code")) {
+		t.Fatalf("stdout %q", out)
 	}
 }

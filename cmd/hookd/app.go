@@ -13,7 +13,6 @@ import (
 	"go.uber.org/zap/zapcore"
 
 	"github.com/hookd/hookd/configs"
-	"github.com/hookd/hookd/daemon"
 	"github.com/hookd/hookd/protocol"
 )
 
@@ -22,7 +21,7 @@ func App() *cli.App {
 	app := &cli.App{
 		Name:    "hookd",
 		Usage:   "run Claude Code hooks from a long-lived daemon",
-		Version: daemon.Version,
+		Version: protocol.BuildInfo().Version,
 		Flags:   globalFlags(),
 		Commands: []*cli.Command{
 			serveCommand(), statusCommand(), reloadCommand(), validateCommand(), runCommand(), eventsCommand(),
@@ -30,6 +29,7 @@ func App() *cli.App {
 		},
 	}
 	inheritGlobals(app.Commands)
+	cli.VersionPrinter = printVersion
 	return app
 }
 
