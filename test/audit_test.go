@@ -372,7 +372,20 @@ func TestAuditVerifyCLI(t *testing.T) {
 	if v.Code != 1 || !strings.Contains(v.Stdout, "FAILED: decisions.jsonl:2: record 2 does not chain") {
 		t.Fatalf("verify of an edited log: %d\n%s%s", v.Code, v.Stdout, v.Stderr)
 	}
+	// The read commands print what they read, then say loudly that it does not verify.
+	for _, args := range [][]string{{"audit", "query"}, {"audit", "query", "--json"}, {"audit", "stats"}, {"audit", "query", "--decision", "deny"}} {
+		q := e.Hookd("", args...)
+		if q.Code != 1 || !strings.Contains(q.Stderr, "WARNING: the decision log does not verify: decisions.jsonl:2: record 2 does not chain") {
+			t.Errorf("hookd %s on an edited log: exit %d\n%s%s", strings.Join(args, " "), q.Code, q.Stdout, q.Stderr)
+		}
+	}
+	if q := e.Hookd("", "audit", "query", "--no-verify"); q.Code != 0 || strings.Contains(q.Stderr, "WARNING") {
+		t.Errorf("hookd audit query --no-verify on an edited log: exit %d\n%s", q.Code, q.Stderr)
+	}
 	os.WriteFile(path, orig, 0o600)
+	if q := e.Hookd("", "audit", "query"); q.Code != 0 || strings.Contains(q.Stderr, "WARNING") {
+		t.Errorf("hookd audit query on the restored log: exit %d\n%s", q.Code, q.Stderr)
+	}
 
 	// A torn write (as a crash mid-write leaves): reported, then repaired on start.
 	f, _ := os.OpenFile(path, os.O_APPEND|os.O_WRONLY, 0)

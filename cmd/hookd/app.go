@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"time"
 
 	"github.com/urfave/cli/v2"
 	"go.uber.org/zap"
@@ -25,10 +26,12 @@ func App() *cli.App {
 		Flags:   globalFlags(),
 		Commands: []*cli.Command{
 			serveCommand(), statusCommand(), reloadCommand(), validateCommand(), runCommand(), eventsCommand(),
-			installCommand(), uninstallCommand(), auditCommand(),
+			installCommand(), uninstallCommand(), auditCommand(), completionCommand(),
 		},
+		EnableBashCompletion: true,
 	}
-	inheritGlobals(app.Commands)
+	inheritGlobals(app.Commands, app.Flags)
+	conventions(app)
 	cli.VersionPrinter = printVersion
 	return app
 }
@@ -90,16 +93,22 @@ func newLogger(c *cli.Context) *zap.Logger {
 	if c.Bool("debug") {
 		cfg := zap.NewDevelopmentConfig()
 		cfg.OutputPaths, cfg.ErrorOutputPaths = []string{"stderr"}, []string{"stderr"}
+		cfg.EncoderConfig.EncodeTime = utcTime
 		l, err := cfg.Build()
 		if err == nil {
 			return l
 		}
 	}
 	enc := zap.NewProductionEncoderConfig()
-	enc.TimeKey, enc.EncodeTime = "ts", zapcore.ISO8601TimeEncoder
+	// UTC with a Z, as every time hookd prints (when).
+	enc.TimeKey = "ts"
+	enc.EncodeTime = utcTime
 	core := zapcore.NewCore(zapcore.NewJSONEncoder(enc), zapcore.Lock(zapcore.AddSync(c.App.ErrWriter)), zap.InfoLevel)
 	return zap.New(core)
 }
+
+// utcTime encodes a log record's time as every time hookd prints (when): UTC with a Z.
+func utcTime(t time.Time, e zapcore.PrimitiveArrayEncoder) { e.AppendString(when(t)) }
 
 // newClient dials the daemon, turning "no daemon" into an actionable message.
 func newClient(c *cli.Context) (*protocol.Client, error) {

@@ -7,7 +7,6 @@ import (
 	"io/fs"
 	"path/filepath"
 	"strings"
-	"time"
 
 	"github.com/urfave/cli/v2"
 
@@ -16,7 +15,7 @@ import (
 )
 
 func auditCommand() *cli.Command {
-	return &cli.Command{
+	return usesGlobals(&cli.Command{
 		Name:  "audit",
 		Usage: "verify and query the decision log",
 		Description: `The decision log holds one JSON line per event hookd answered: who asked, which hooks
@@ -24,13 +23,17 @@ func auditCommand() *cli.Command {
 override. Lines are hash-chained; ` + "`hookd audit verify`" + ` proves nothing was edited,
 removed or reordered. The log lives in --audit-dir, else the directory of the "audit.path"
 configuration key, else <state-dir>/audit.`,
-		Flags: []cli.Flag{
-			&cli.StringFlag{Name: "audit-dir", Usage: "decision log `DIR` (default: from hookd's configuration)", EnvVars: []string{"HOOKD_AUDIT_DIR"}},
-		},
+		Flags: []cli.Flag{auditDirFlag()},
 		Subcommands: []*cli.Command{
 			auditVerifyCommand(), auditKeygenCommand(), auditTailCommand(), auditQueryCommand(), auditShowCommand(), auditStatsCommand(),
 		},
-	}
+	}, "config", "state-dir")
+}
+
+// auditDirFlag is `hookd audit --audit-dir`, which every audit subcommand reads
+// (inheritedFlags: it is accepted before or after the subcommand).
+func auditDirFlag() cli.Flag {
+	return &cli.StringFlag{Name: "audit-dir", Usage: "decision log `DIR` (default: from hookd's configuration, else <state-dir>/audit)", EnvVars: []string{"HOOKD_AUDIT_DIR"}}
 }
 
 // auditPath is the current decision log file the audit commands read.
@@ -46,7 +49,7 @@ func auditPath(c *cli.Context) (string, error) {
 }
 
 func auditVerifyCommand() *cli.Command {
-	return &cli.Command{
+	return usesGlobals(&cli.Command{
 		Name:      "verify",
 		Usage:     "check the hash chain: report the first broken link, a truncated tail or a missing file, or OK with counts",
 		ArgsUsage: "[FILE…]",
@@ -105,7 +108,7 @@ listed, not failures), 1 otherwise.`,
 			}
 			return nil
 		},
-	}
+	}, "audit-dir", "config", "state-dir")
 }
 
 func printVerify(c *cli.Context, rep *audit.Report) {
@@ -117,7 +120,7 @@ func printVerify(c *cli.Context, rep *audit.Report) {
 		}
 		fmt.Fprintf(w, "OK: %d records (%d decisions) in %d files, seq %d..%d\n", rep.Records, rep.Decisions, len(rep.Files), rep.FirstSeq, rep.LastSeq)
 		if cp := rep.Checkpoint; cp != nil {
-			fmt.Fprintf(w, "  signed checkpoint: covers seq %d (signed by %s at %s): matches\n", cp.Seq, cp.Signer, cp.Time.Format(time.RFC3339))
+			fmt.Fprintf(w, "  signed checkpoint: covers seq %d (signed by %s at %s): matches\n", cp.Seq, cp.Signer, when(cp.Time))
 		}
 		if len(names) > 0 {
 			fmt.Fprintf(w, "  files: %s\n", strings.Join(names, ", "))

@@ -21,7 +21,8 @@ import (
 
 // The read-side audit commands: tail, query, show, stats. Each reads the log files
 // directly (no daemon needed) and prints a table for people or, with --json, the
-// records' own lines (JSON lines, as in the log).
+// records' own lines (JSON lines, as in the log). query, show and stats then verify the
+// chain they read (checkChain): what they printed is only as good as the log.
 
 func auditFiles(c *cli.Context) (string, []string, error) {
 	path, err := auditPath(c)
@@ -36,6 +37,30 @@ func auditFiles(c *cli.Context) (string, []string, error) {
 		return path, nil, fmt.Errorf("no decision log at %s (is auditing on? see `hookd audit --help` for --audit-dir)", path)
 	}
 	return path, files, nil
+}
+
+// noVerifyFlag skips checkChain.
+func noVerifyFlag() cli.Flag {
+	return &cli.BoolFlag{Name: "no-verify", Usage: "do not check the hash chain after reading (the output then says nothing about tampering)"}
+}
+
+// checkChain verifies the whole log (as `hookd audit verify` does) after a read command
+// printed from it. A chain that does not verify is a warning on stderr, naming the first
+// problem, and the command's exit code is 1: records may have been edited, removed or
+// reordered, so what was printed cannot be trusted as it stands.
+func checkChain(c *cli.Context, path string) error {
+	if c.Bool("no-verify") {
+		return nil
+	}
+	rep, err := audit.VerifyLog(path)
+	if err != nil {
+		return fmt.Errorf("verifying the decision log: %w", err)
+	}
+	if rep.OK() {
+		return nil
+	}
+	fmt.Fprintf(c.App.ErrWriter, "hookd: WARNING: the decision log does not verify: %s\n", rep.Problems[0])
+	return exitError{code: 1, msg: fmt.Sprintf("the records above come from a log whose hash chain is broken (%d problem(s); `hookd audit verify` for the report)", len(rep.Problems))}
 }
 
 func filterFlags() []cli.Flag {
@@ -74,7 +99,8 @@ func filterFrom(c *cli.Context) (audit.Filter, error) {
 	return f, nil
 }
 
-// parseWhen reads a time: RFC 3339, a date, or a duration before now ("7d" = 168h).
+// parseWhen reads a time: RFC 3339, a date (midnight UTC), or a duration before now
+// ("7d" = 168h).
 func parseWhen(s, flag string) (time.Time, error) {
 	if s == "" {
 		return time.Time{}, nil
@@ -82,7 +108,7 @@ func parseWhen(s, flag string) (time.Time, error) {
 	if t, err := time.Parse(time.RFC3339Nano, s); err == nil {
 		return t, nil
 	}
-	if t, err := time.ParseInLocation("2006-01-02", s, time.Local); err == nil {
+	if t, err := time.Parse("2006-01-02", s); err == nil { // midnight UTC, the zone hookd prints
 		return t, nil
 	}
 	if n, ok := strings.CutSuffix(s, "d"); ok {
@@ -109,7 +135,7 @@ func (p *recordPrinter) print(r *audit.Record, line []byte) {
 		return
 	}
 	if !p.header {
-		fmt.Fprintf(p.w, "%-23s  %-26s  %-18s  %-12s  %-8s  %-22s  %s\n", "TIME", "DECISION_ID", "EVENT", "TOOL", "DECISION", "HOOKS", "DETAIL")
+		fmt.Fprintf(p.w, "%-24s  %-26s  %-18s  %-12s  %-8s  %-22s  %s\n", "TIME", "DECISION_ID", "EVENT", "TOOL", "DECISION", "HOOKS", "DETAIL")
 		p.header = true
 	}
 	if r.Kind != audit.KindDecision {
@@ -117,14 +143,12 @@ func (p *recordPrinter) print(r *audit.Record, line []byte) {
 		if r.Repair != nil {
 			detail = fmt.Sprintf("%s %s: %s", r.Kind, r.Repair.Reason, r.Repair.Detail)
 		}
-		fmt.Fprintf(p.w, "%-23s  %-26s  %-18s  %-12s  %-8s  %-22s  %s\n", fmtTime(r.Time), "-", "-", "-", "-", "-", detail)
+		fmt.Fprintf(p.w, "%-24s  %-26s  %-18s  %-12s  %-8s  %-22s  %s\n", when(r.Time), "-", "-", "-", "-", "-", detail)
 		return
 	}
-	fmt.Fprintf(p.w, "%-23s  %-26s  %-18s  %-12s  %-8s  %-22s  %s\n", fmtTime(r.Time), r.DecisionID, r.Event,
+	fmt.Fprintf(p.w, "%-24s  %-26s  %-18s  %-12s  %-8s  %-22s  %s\n", when(r.Time), r.DecisionID, r.Event,
 		dash(r.ToolName), dash(r.Decision), hookSummary(r.Hooks), detail(r))
 }
-
-func fmtTime(t time.Time) string { return t.Local().Format("2006-01-02 15:04:05.000") }
 
 func dash(s string) string {
 	if s == "" {
@@ -172,7 +196,7 @@ func detail(r *audit.Record) string {
 }
 
 func auditTailCommand() *cli.Command {
-	return &cli.Command{
+	return usesGlobals(&cli.Command{
 		Name:  "tail",
 		Usage: "print the last records; -f keeps printing new ones",
 		Flags: []cli.Flag{
@@ -226,11 +250,11 @@ func auditTailCommand() *cli.Command {
 				return nil
 			})
 		},
-	}
+	}, "audit-dir", "config", "state-dir")
 }
 
 func auditQueryCommand() *cli.Command {
-	return &cli.Command{
+	return usesGlobals(&cli.Command{
 		Name:  "query",
 		Usage: "print the records that match filters, oldest first",
 		Description: `Filters combine (all must match). Examples:
@@ -240,9 +264,10 @@ func auditQueryCommand() *cli.Command {
 		Flags: append(filterFlags(),
 			&cli.IntFlag{Name: "limit", Usage: "print at most the last `N` matches (0: all)"},
 			&cli.BoolFlag{Name: "json", Usage: "print the records' JSON lines"},
+			noVerifyFlag(),
 		),
 		Action: func(c *cli.Context) error {
-			_, files, err := auditFiles(c)
+			path, files, err := auditFiles(c)
 			if err != nil {
 				return err
 			}
@@ -276,26 +301,29 @@ func auditQueryCommand() *cli.Command {
 			for _, x := range ring {
 				p.print(x.r, x.line)
 			}
-			if err == nil && matched == 0 && !c.Bool("json") {
+			if err != nil {
+				return err
+			}
+			if matched == 0 && !c.Bool("json") {
 				fmt.Fprintln(c.App.ErrWriter, "no matching records")
 			}
-			return err
+			return checkChain(c, path)
 		},
-	}
+	}, "audit-dir", "config", "state-dir")
 }
 
 func auditShowCommand() *cli.Command {
-	return &cli.Command{
+	return usesGlobals(&cli.Command{
 		Name:      "show",
 		Usage:     "print one decision in full",
 		ArgsUsage: "DECISION_ID (or a unique prefix)",
-		Flags:     []cli.Flag{&cli.BoolFlag{Name: "json", Usage: "print the record's JSON line"}},
+		Flags:     []cli.Flag{&cli.BoolFlag{Name: "json", Usage: "print the record's JSON line"}, noVerifyFlag()},
 		Action: func(c *cli.Context) error {
 			id := c.Args().First()
 			if id == "" || c.NArg() > 1 {
 				return exitError{code: 2, msg: "usage: hookd audit show DECISION_ID"}
 			}
-			_, files, err := auditFiles(c)
+			path, files, err := auditFiles(c)
 			if err != nil {
 				return err
 			}
@@ -325,16 +353,16 @@ func auditShowCommand() *cli.Command {
 				_ = json.Unmarshal(line, &v)
 				b, _ := json.MarshalIndent(v, "", "  ")
 				fmt.Fprintln(c.App.Writer, string(b))
-				return nil
+				return checkChain(c, path)
 			}
 			printDecision(c.App.Writer, found[0])
-			return nil
+			return checkChain(c, path)
 		},
-	}
+	}, "audit-dir", "config", "state-dir")
 }
 
 func printDecision(w io.Writer, r *audit.Record) {
-	fmt.Fprintf(w, "decision %s  seq %d  %s\n", r.DecisionID, r.Seq, r.Time.Local().Format(time.RFC3339Nano))
+	fmt.Fprintf(w, "decision %s  seq %d  %s\n", r.DecisionID, r.Seq, r.Time.UTC().Format(time.RFC3339Nano))
 	if r.Harness != "" {
 		fmt.Fprintf(w, "  harness    %s %s\n", r.Harness, r.HarnessVersion)
 	}
@@ -417,12 +445,12 @@ func outputDesc(o *audit.Output) string {
 }
 
 func auditStatsCommand() *cli.Command {
-	return &cli.Command{
+	return usesGlobals(&cli.Command{
 		Name:  "stats",
 		Usage: "decisions per outcome and per event; per hook: runs, error rate, p50/p95 duration",
-		Flags: append(filterFlags(), &cli.BoolFlag{Name: "json", Usage: "print the figures as JSON"}),
+		Flags: append(filterFlags(), &cli.BoolFlag{Name: "json", Usage: "print the figures as JSON"}, noVerifyFlag()),
 		Action: func(c *cli.Context) error {
-			_, files, err := auditFiles(c)
+			path, files, err := auditFiles(c)
 			if err != nil {
 				return err
 			}
@@ -444,11 +472,11 @@ func auditStatsCommand() *cli.Command {
 			if c.Bool("json") {
 				b, _ := json.MarshalIndent(st, "", "  ")
 				fmt.Fprintln(w, string(b))
-				return nil
+				return checkChain(c, path)
 			}
 			fmt.Fprintf(w, "decisions: %d", st.Decisions)
 			if st.Decisions > 0 {
-				fmt.Fprintf(w, " (%s to %s)", fmtTime(st.First), fmtTime(st.Last))
+				fmt.Fprintf(w, " (%s to %s)", when(st.First), when(st.Last))
 			}
 			fmt.Fprintf(w, "  overridden by rules: %d  repairs: %d\n", st.Overridden, st.Repairs)
 			fmt.Fprintf(w, "by decision: %s\n", countList(st.ByDecision))
@@ -463,9 +491,12 @@ func auditStatsCommand() *cli.Command {
 				}
 				fmt.Fprintf(tw, "%d\t%.1f\t%.1f\t%.1f\t%.1f\t  %s\n", h.Count, 100*h.ErrorRate, h.P50MS, h.P95MS, h.MaxMS, name)
 			}
-			return tw.Flush()
+			if err := tw.Flush(); err != nil {
+				return err
+			}
+			return checkChain(c, path)
 		},
-	}
+	}, "audit-dir", "config", "state-dir")
 }
 
 // countList is "allow 10, deny 2", largest first.

@@ -18,7 +18,7 @@ func installCommand() *cli.Command {
 	return &cli.Command{
 		Name:  "install",
 		Usage: "route a harness's hooks through hookd",
-		Subcommands: append([]*cli.Command{{
+		Subcommands: append([]*cli.Command{usesGlobals(&cli.Command{
 			Name:  "claude-code",
 			Usage: "move the command/http hooks of a Claude Code settings file into hookd and forward every event",
 			Description: `Moves the command and http hooks of the chosen Claude Code settings file into hookd's own
@@ -52,7 +52,7 @@ from their own files. The drop-in is a plain file an MDM can deliver. See docs/f
 				}
 				return o, err
 			}, install.PlanInstall),
-		}}, harnessInstallCommands(false)...),
+		}, "managed-dir", "user-dir", "state-dir")}, harnessInstallCommands(false)...),
 	}
 }
 
@@ -60,7 +60,7 @@ func uninstallCommand() *cli.Command {
 	return &cli.Command{
 		Name:  "uninstall",
 		Usage: "give a harness its hooks back",
-		Subcommands: append([]*cli.Command{{
+		Subcommands: append([]*cli.Command{usesGlobals(&cli.Command{
 			Name:  "claude-code",
 			Usage: "restore the hooks `hookd install claude-code` moved, and remove the forwarders",
 			Description: `Puts the original "hooks" of the Claude Code settings file back (equal as JSON; byte for
@@ -72,7 +72,7 @@ settings file or .claude/ directory the install created is removed again.
 --scope managed removes hookd's drop-in (only if it still holds nothing but forwarders).`,
 			Flags:  scopeFlags(),
 			Action: planned(installOptions, install.PlanUninstall),
-		}}, harnessInstallCommands(true)...),
+		}, "managed-dir", "user-dir", "state-dir")}, harnessInstallCommands(true)...),
 	}
 }
 

@@ -45,7 +45,7 @@ See docs/harnesses/%[1]s.md.`, name, file)
 				return o, err
 			}, install.PlanInstallHarness)
 		}
-		out = append(out, cmd)
+		out = append(out, usesGlobals(cmd, "state-dir"))
 	}
 	return out
 }

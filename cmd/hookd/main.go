@@ -15,7 +15,8 @@ func main() {
 		reaperMain()
 		return
 	}
-	if err := App().Run(os.Args); err != nil {
+	app := App()
+	if err := app.Run(intersperse(app, os.Args)); err != nil {
 		if ec, ok := err.(interface{ ExitCode() int }); ok {
 			if msg := err.Error(); msg != "" {
 				fmt.Fprintln(os.Stderr, "hookd:", msg)

@@ -10,7 +10,7 @@ import (
 )
 
 func reloadCommand() *cli.Command {
-	return &cli.Command{
+	return usesGlobals(&cli.Command{
 		Name:  "reload",
 		Usage: "make the running daemon re-read every settings file now",
 		Flags: []cli.Flag{&cli.BoolFlag{Name: "json", Usage: "print the summary as JSON (protocol.ReloadSummary)"}},
@@ -18,7 +18,7 @@ func reloadCommand() *cli.Command {
 			var sum protocol.ReloadSummary
 			return answer(c, protocol.OpReload, "reload summary", &sum, func(w io.Writer) { printReload(w, &sum) })
 		},
-	}
+	}, "socket")
 }
 
 // printReload writes a reload summary as `hookd status` writes its parts: one table row

@@ -13,7 +13,7 @@ import (
 )
 
 func runCommand() *cli.Command {
-	return &cli.Command{
+	return usesGlobals(&cli.Command{
 		Name:  "run",
 		Usage: "answer one event from stdin in-process, without a daemon (same output as hookc)",
 		Description: `Reads one hook event payload on stdin, runs it through the same engine the daemon uses
@@ -65,7 +65,7 @@ the daemon is unreachable.`,
 			}
 			return exitCode(res.Render(c.App.Writer, c.App.ErrWriter))
 		},
-	}
+	}, "config", "managed-dir", "user-dir", "settings", "state-dir", "debug")
 }
 
 func exitCode(code int) error {

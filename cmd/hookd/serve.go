@@ -17,7 +17,7 @@ import (
 )
 
 func serveCommand() *cli.Command {
-	return &cli.Command{
+	return usesGlobals(&cli.Command{
 		Name:  "serve",
 		Usage: "run the daemon in the foreground",
 		Description: `Loads hooks from the Claude Code settings hierarchy (managed, user, and each project's
@@ -90,5 +90,5 @@ every settings file (fsnotify; see docs/hot-reload.md), reloads everything on SI
 			log.Info("hookd stopped")
 			return err
 		},
-	}
+	}, "socket", "config", "managed-dir", "user-dir", "settings", "state-dir", "debug")
 }

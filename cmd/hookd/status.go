@@ -17,7 +17,7 @@ import (
 )
 
 func statusCommand() *cli.Command {
-	return &cli.Command{
+	return usesGlobals(&cli.Command{
 		Name:  "status",
 		Usage: "show the running daemon's sources, revisions, errors and counters",
 		Flags: []cli.Flag{&cli.BoolFlag{Name: "json", Usage: "print the status as JSON (protocol.Status)"}},
@@ -25,7 +25,7 @@ func statusCommand() *cli.Command {
 			var st protocol.Status
 			return answer(c, protocol.OpStatus, "status", &st, func(w io.Writer) { printStatus(w, &st) })
 		},
-	}
+	}, "socket")
 }
 
 // answer asks the daemon for op and decodes the answer into v (so a malformed answer is
@@ -71,12 +71,20 @@ func (t *table) flush() { t.tw.Flush() }
 
 func u(n uint64) string { return strconv.FormatUint(n, 10) }
 func i(n int) string    { return strconv.Itoa(n) }
+
+// clock is when(t), or "-" for a time that never was.
 func clock(t time.Time) string {
 	if t.IsZero() {
 		return "-"
 	}
-	return t.Local().Format("15:04:05.000")
+	return when(t)
 }
+
+// when is how every command prints a time: UTC, RFC 3339 with milliseconds and a "Z",
+// the zone of the decision log's own records (docs/configuration.md, "Conventions"), whatever the machine's zone.
+func when(t time.Time) string { return t.UTC().Format(timeLayout) }
+
+const timeLayout = "2006-01-02T15:04:05.000Z"
 
 func yesNo(b bool) string {
 	if b {
@@ -223,7 +231,7 @@ func printAuditStatus(w io.Writer, a *protocol.AuditStatus) {
 	if a.LastError != "" {
 		at := ""
 		if a.LastErrorAt != nil {
-			at = " at " + a.LastErrorAt.Local().Format("2006-01-02 15:04:05")
+			at = " at " + when(*a.LastErrorAt)
 		}
 		fmt.Fprintf(w, "  last error%s: %s\n", at, a.LastError)
 	}

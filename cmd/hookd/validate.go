@@ -14,7 +14,7 @@ import (
 )
 
 func validateCommand() *cli.Command {
-	return &cli.Command{
+	return usesGlobals(&cli.Command{
 		Name:      "validate",
 		Usage:     "check settings files with the daemon's own loader",
 		ArgsUsage: "[FILE...]",
@@ -90,5 +90,5 @@ would read for the project around the current directory (managed, user, project,
 			}
 			return nil
 		},
-	}
+	}, "config", "managed-dir", "user-dir", "settings")
 }
