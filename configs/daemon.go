@@ -4,6 +4,8 @@ import (
 	_ "embed"
 	"errors"
 	"fmt"
+	"github.com/hookd/hookd/configs/internal/jsontree"
+	"github.com/hookd/hookd/configs/settings"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -229,7 +231,7 @@ func LoadDaemonConfig(path string) (*DaemonConfig, error) {
 	if path == "" {
 		return c, nil
 	}
-	data, err := ReadFile(path) // a FIFO or a hung mount must not wedge start-up or SIGHUP
+	data, err := settings.ReadFile(path) // a FIFO or a hung mount must not wedge start-up or SIGHUP
 	if errors.Is(err, fs.ErrNotExist) {
 		return c, nil
 	}
@@ -242,7 +244,7 @@ func LoadDaemonConfig(path string) (*DaemonConfig, error) {
 	c.Path = path
 	home, _ := os.UserHomeDir()
 	for i, s := range c.Settings {
-		s = expandHome(s, home)
+		s = settings.ExpandHome(s, home)
 		if !filepath.IsAbs(s) {
 			s = filepath.Join(filepath.Dir(path), s)
 		}
@@ -252,12 +254,12 @@ func LoadDaemonConfig(path string) (*DaemonConfig, error) {
 }
 
 func decodeDaemonConfig(c *DaemonConfig, path string, data []byte) error {
-	root, _, err := parseJSON(data)
+	root, _, err := jsontree.Parse(data)
 	if err != nil {
-		fe := &FileError{File: path, Err: fmt.Errorf("invalid JSON: %w", err)}
-		var se *jsonSyntaxError
+		fe := &settings.FileError{File: path, Err: fmt.Errorf("invalid JSON: %w", err)}
+		var se *jsontree.SyntaxError
 		if errors.As(err, &se) {
-			fe.Line, fe.Col = lineCol(data, se.off)
+			fe.Line, fe.Col = jsontree.LineCol(data, se.Off)
 		}
 		return fe
 	}
@@ -270,9 +272,9 @@ func decodeDaemonConfig(c *DaemonConfig, path string, data []byte) error {
 
 func (c *DaemonConfig) validate(path string, sd *strictDecoder) error {
 	bad := func(field, format string, args ...any) error {
-		e := &FileError{File: path, Field: field, Err: fmt.Errorf(format, args...)}
+		e := &settings.FileError{File: path, Field: field, Err: fmt.Errorf(format, args...)}
 		if n := sd.at[field]; n != nil {
-			e.Line, e.Col = lineCol(sd.data, n.start)
+			e.Line, e.Col = jsontree.LineCol(sd.data, n.Start)
 		}
 		return e
 	}
@@ -368,7 +370,7 @@ func (c *DaemonConfig) validate(path string, sd *strictDecoder) error {
 // Override returns the per-hook settings for h: the first entry whose match equals h's ID,
 // else the first whose match equals its command (as written or as a command line), else
 // the zero value.
-func (c *DaemonConfig) Override(h *Handler) HookOverride {
+func (c *DaemonConfig) Override(h *settings.Handler) HookOverride {
 	if c == nil || h == nil {
 		return HookOverride{}
 	}
@@ -393,13 +395,13 @@ func (c *DaemonConfig) Override(h *Handler) HookOverride {
 type strictDecoder struct {
 	path string
 	data []byte
-	at   map[string]*jnode // field path → node, for validation messages
+	at   map[string]*jsontree.Node // field path → node, for validation messages
 }
 
-func (sd *strictDecoder) fail(n *jnode, field, format string, args ...any) *FileError {
-	e := &FileError{File: sd.path, Field: field, Err: fmt.Errorf(format, args...)}
+func (sd *strictDecoder) fail(n *jsontree.Node, field, format string, args ...any) *settings.FileError {
+	e := &settings.FileError{File: sd.path, Field: field, Err: fmt.Errorf(format, args...)}
 	if n != nil {
-		e.Line, e.Col = lineCol(sd.data, n.start)
+		e.Line, e.Col = jsontree.LineCol(sd.data, n.Start)
 	}
 	return e
 }
@@ -411,14 +413,14 @@ func join(prefix, key string) string {
 	return prefix + "." + key
 }
 
-func (sd *strictDecoder) decode(n *jnode, field string, v reflect.Value) error {
+func (sd *strictDecoder) decode(n *jsontree.Node, field string, v reflect.Value) error {
 	if sd.at == nil {
-		sd.at = map[string]*jnode{}
+		sd.at = map[string]*jsontree.Node{}
 	}
 	sd.at[field] = n
 	switch v.Kind() {
 	case reflect.Pointer:
-		if n.kind == jNull {
+		if n.Kind == jsontree.Null {
 			v.Set(reflect.Zero(v.Type()))
 			return nil
 		}
@@ -428,8 +430,8 @@ func (sd *strictDecoder) decode(n *jnode, field string, v reflect.Value) error {
 		}
 		v.Set(p)
 	case reflect.Struct:
-		if n.kind != jObject {
-			return sd.fail(n, field, "must be an object (found %s)", n.what())
+		if n.Kind != jsontree.Object {
+			return sd.fail(n, field, "must be an object (found %s)", n.What())
 		}
 		fields := map[string]int{}
 		var names []string
@@ -441,45 +443,45 @@ func (sd *strictDecoder) decode(n *jnode, field string, v reflect.Value) error {
 			fields[tag] = i
 			names = append(names, tag)
 		}
-		for i, k := range n.keys {
+		for i, k := range n.Keys {
 			fi, ok := fields[k]
 			if !ok {
 				e := sd.fail(nil, join(field, k), "unknown field (known: %s)", strings.Join(names, ", "))
-				e.Line, e.Col = lineCol(sd.data, n.keyOff[i])
+				e.Line, e.Col = jsontree.LineCol(sd.data, n.KeyOff[i])
 				return e
 			}
-			if err := sd.decode(n.vals[i], join(field, k), v.Field(fi)); err != nil {
+			if err := sd.decode(n.Vals[i], join(field, k), v.Field(fi)); err != nil {
 				return err
 			}
 		}
 	case reflect.Slice:
-		if n.kind != jArray {
-			return sd.fail(n, field, "must be an array (found %s)", n.what())
+		if n.Kind != jsontree.Array {
+			return sd.fail(n, field, "must be an array (found %s)", n.What())
 		}
-		s := reflect.MakeSlice(v.Type(), len(n.elems), len(n.elems))
-		for i, e := range n.elems {
+		s := reflect.MakeSlice(v.Type(), len(n.Elems), len(n.Elems))
+		for i, e := range n.Elems {
 			if err := sd.decode(e, fmt.Sprintf("%s[%d]", field, i), s.Index(i)); err != nil {
 				return err
 			}
 		}
 		v.Set(s)
 	case reflect.String:
-		if n.kind != jString {
-			return sd.fail(n, field, "must be a string (found %s)", n.what())
+		if n.Kind != jsontree.String {
+			return sd.fail(n, field, "must be a string (found %s)", n.What())
 		}
-		v.SetString(n.str)
+		v.SetString(n.Str)
 	case reflect.Bool:
-		if n.kind != jBool {
-			return sd.fail(n, field, "must be a boolean (found %s)", n.what())
+		if n.Kind != jsontree.Bool {
+			return sd.fail(n, field, "must be a boolean (found %s)", n.What())
 		}
-		v.SetBool(n.b)
+		v.SetBool(n.Boolean)
 	case reflect.Int, reflect.Int64:
-		if n.kind != jNumber {
-			return sd.fail(n, field, "must be a number (found %s)", n.what())
+		if n.Kind != jsontree.Number {
+			return sd.fail(n, field, "must be a number (found %s)", n.What())
 		}
-		i, err := n.num.Int64()
+		i, err := n.Num.Int64()
 		if err != nil || v.OverflowInt(i) {
-			return sd.fail(n, field, "must be a whole number (found %s)", n.num)
+			return sd.fail(n, field, "must be a whole number (found %s)", n.Num)
 		}
 		v.SetInt(i)
 	default:

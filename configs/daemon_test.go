@@ -2,6 +2,7 @@ package configs
 
 import (
 	"errors"
+	"github.com/hookd/hookd/configs/settings"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -36,7 +37,8 @@ func TestDefaultDaemonConfig(t *testing.T) {
 
 func TestLoadDaemonConfig(t *testing.T) {
 	dir := t.TempDir()
-	path := write(t, filepath.Join(dir, "hookd.json"), `{
+	path := filepath.Join(dir, "hookd.json")
+	writeFile(t, path, `{
   "mode": "sequential",
   "hooks": [
     {"match": "./guard.sh", "on_timeout": "deny", "prewarm": true},
@@ -60,9 +62,9 @@ func TestLoadDaemonConfig(t *testing.T) {
 		t.Errorf("settings = %v, path = %q", c.Settings, c.Path)
 	}
 
-	guard := &Handler{ID: "user:/u#Stop[0].hooks[0]", Type: "command", Command: "./guard.sh"}
-	byID := &Handler{ID: "project:/p/.claude/settings.json#PreToolUse[0].hooks[0]", Type: "command", Command: "./guard.sh"}
-	other := &Handler{ID: "x", Type: "command", Command: "other"}
+	guard := &settings.Handler{ID: "user:/u#Stop[0].hooks[0]", Type: "command", Command: "./guard.sh"}
+	byID := &settings.Handler{ID: "project:/p/.claude/settings.json#PreToolUse[0].hooks[0]", Type: "command", Command: "./guard.sh"}
+	other := &settings.Handler{ID: "x", Type: "command", Command: "other"}
 	if o := c.Override(guard); o.OnTimeout != OnTimeoutDeny {
 		t.Errorf("by command: %+v", o)
 	}
@@ -72,7 +74,7 @@ func TestLoadDaemonConfig(t *testing.T) {
 	if o := c.Override(other); !reflect.DeepEqual(o, HookOverride{}) {
 		t.Errorf("no match: %+v", o)
 	}
-	exec := &Handler{ID: "y", Type: "command", Command: "./guard.sh", Args: []string{"--fast"}}
+	exec := &settings.Handler{ID: "y", Type: "command", Command: "./guard.sh", Args: []string{"--fast"}}
 	c.Hooks = append(c.Hooks, HookOverride{Match: "./guard.sh --fast", OnTimeout: OnTimeoutIgnore})
 	if o := c.Override(exec); o.OnTimeout != OnTimeoutDeny {
 		t.Errorf("exec form by command: %+v", o) // the command alone matches first
@@ -111,11 +113,12 @@ func TestLoadDaemonConfigErrors(t *testing.T) {
 	dir := t.TempDir()
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			path := write(t, filepath.Join(dir, "hookd.json"), tt.text)
+			path := filepath.Join(dir, "hookd.json")
+			writeFile(t, path, tt.text)
 			_, err := LoadDaemonConfig(path)
-			var fe *FileError
+			var fe *settings.FileError
 			if !errors.As(err, &fe) {
-				t.Fatalf("error %v is not a *FileError", err)
+				t.Fatalf("error %v is not a *settings.FileError", err)
 			}
 			if fe.File != path || fe.Field != tt.field || !strings.Contains(err.Error(), tt.msg) {
 				t.Errorf("got %q (field %q), want field %q and %q", err, fe.Field, tt.field, tt.msg)
@@ -128,7 +131,7 @@ func TestLoadDaemonConfigErrors(t *testing.T) {
 }
 
 func TestExampleSettingsLoadClean(t *testing.T) {
-	f, err := LoadFile(FileRef{Path: filepath.Join("examples", "settings.json"), Kind: KindProject}, "")
+	f, err := settings.LoadFile(settings.FileRef{Path: filepath.Join("examples", "settings.json"), Kind: settings.KindProject}, "")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -155,5 +158,13 @@ func TestHarnessRulesOptOut(t *testing.T) {
 	}
 	if _, err := LoadDaemonConfig(p); err == nil || !strings.Contains(err.Error(), "harnesses.gemini.rules") {
 		t.Errorf("unknown key must be an error naming it, got %v", err)
+	}
+}
+
+// writeFile creates path with content.
+func writeFile(t *testing.T, path, content string) {
+	t.Helper()
+	if err := os.WriteFile(path, []byte(content), 0o644); err != nil {
+		t.Fatal(err)
 	}
 }

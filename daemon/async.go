@@ -6,7 +6,7 @@ import (
 
 	"go.uber.org/zap"
 
-	"github.com/hookd/hookd/configs"
+	"github.com/hookd/hookd/configs/settings"
 	"github.com/hookd/hookd/events"
 	"github.com/hookd/hookd/protocol"
 )
@@ -29,7 +29,7 @@ type asyncQueue struct {
 }
 
 // splitAsync separates async command hooks from the ones the event waits for.
-func splitAsync(run []*configs.Handler) (wait, async []*configs.Handler) {
+func splitAsync(run []*settings.Handler) (wait, async []*settings.Handler) {
 	for _, h := range run {
 		if h.Async && h.Type == events.Command {
 			async = append(async, h)
@@ -45,7 +45,7 @@ func splitAsync(run []*configs.Handler) (wait, async []*configs.Handler) {
 
 // startAsync runs h in the background. Its context is the daemon's, not the request's:
 // the caller does not wait for it.
-func (e *Engine) startAsync(ev *events.Event, h *configs.Handler, hc hookContext, session string, emit func(*protocol.Frame)) protocol.HookOutcome {
+func (e *Engine) startAsync(ev *events.Event, h *settings.Handler, hc hookContext, session string, emit func(*protocol.Frame)) protocol.HookOutcome {
 	ref := h.Ref()
 	emit(&protocol.Frame{Type: protocol.FrameMessage, Kind: protocol.MsgStarted, Hook: &ref, Text: "async: runs in the background; its context reaches the model with the session's next event"})
 	e.counters.hooksRun.Add(1)

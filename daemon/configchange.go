@@ -8,7 +8,7 @@ import (
 
 	"go.uber.org/zap"
 
-	"github.com/hookd/hookd/daemon/settings"
+	"github.com/hookd/hookd/daemon/store"
 	"github.com/hookd/hookd/protocol"
 )
 
@@ -26,9 +26,9 @@ const configChangeClient = "hookd-reload"
 // The payload is the one Claude Code sends (spec §1.3): session_id is the last session
 // seen in the project ("" when none), transcript_path is "" (hookd has no transcript),
 // cwd is the project directory.
-func (e *Engine) vetoConfigChange(ctx context.Context, changes []settings.SettingsChange) map[string]protocol.Refusal {
+func (e *Engine) vetoConfigChange(ctx context.Context, changes []store.SettingsChange) map[string]protocol.Refusal {
 	type job struct {
-		c       settings.SettingsChange
+		c       store.SettingsChange
 		project string
 	}
 	var jobs []job
@@ -69,7 +69,7 @@ func (e *Engine) vetoConfigChange(ctx context.Context, changes []settings.Settin
 
 // runConfigChange sends one synthesized ConfigChange event through Handle and reports
 // whether the hooks blocked it.
-func (e *Engine) runConfigChange(ctx context.Context, c settings.SettingsChange, project string) (blocked bool, reason string) {
+func (e *Engine) runConfigChange(ctx context.Context, c store.SettingsChange, project string) (blocked bool, reason string) {
 	session, _ := e.sessions.Load(project)
 	sid, _ := session.(string)
 	payload, _ := json.Marshal(map[string]string{

@@ -11,10 +11,11 @@ import (
 
 	"github.com/hookd/hookd/configs"
 	"github.com/hookd/hookd/configs/install"
+	"github.com/hookd/hookd/configs/settings"
 	"github.com/hookd/hookd/daemon/audit"
 	"github.com/hookd/hookd/daemon/httpfwd"
 	"github.com/hookd/hookd/daemon/runner"
-	"github.com/hookd/hookd/daemon/settings"
+	"github.com/hookd/hookd/daemon/store"
 	"github.com/hookd/hookd/protocol"
 )
 
@@ -25,7 +26,7 @@ type Options struct {
 	Config *configs.DaemonConfig // nil: configs.DefaultDaemonConfig()
 	// Sources are the settings files every project shares (ManagedDir, UserDir, Home,
 	// Extra); each project adds its own as events arrive.
-	Sources configs.Sources
+	Sources settings.Sources
 	// StateDir holds per-session files hookd creates and, unless hookd's configuration
 	// names another place, the decision log.
 	StateDir string
@@ -57,7 +58,7 @@ type Daemon struct {
 	// records).
 	stopExport func()
 	engine     *Engine
-	watcher    *settings.Watcher
+	watcher    *store.Watcher
 	server     *Server
 	http       *httpfwd.HTTPServer
 	// httpErr says why the configured HTTP forwarder is not served ("" when it is).
@@ -147,7 +148,7 @@ func New(ctx context.Context, o Options) (*Daemon, error) {
 		}
 	}
 	d.engine.SyncForwarders() // forwarders follow hookd's files (docs/claude-code.md); serving only, after Listen
-	d.watcher = settings.StartWatcher(ctx, d.engine.Store(), settings.WatchOptions{Logger: o.Logger.Named("watcher"), Signals: o.Signals})
+	d.watcher = store.StartWatcher(ctx, d.engine.Store(), store.WatchOptions{Logger: o.Logger.Named("watcher"), Signals: o.Signals})
 	d.server.Reload = func(ctx context.Context) protocol.ReloadSummary { return d.watcher.Reload(ctx, "request") }
 	d.server.Status = d.Status
 	return d, nil

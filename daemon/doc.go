@@ -5,10 +5,10 @@
 // per-session state such as async hook results and session-scoped prewarming.
 //
 // It wires the packages below it and owns none of their ideas: settings state lives in
-// daemon/settings, process execution in daemon/runner, the decision log in
-// daemon/audit, the settings model in configs, event semantics in events, permission
-// rules in rules and the wire contract in protocol. daemon does not parse settings JSON
-// itself and does not know how a process is started.
+// daemon/store, process execution in daemon/runner, the decision log in daemon/audit,
+// the settings model in configs/settings (hookd's own configuration in configs), event
+// semantics in events, permission rules in rules and the wire contract in protocol.
+// daemon does not parse settings JSON itself and does not know how a process is started.
 //
 // "spec §N" means §N of docs/spec/claude-code-hooks-spec.md (docs/spec/README.md).
 package daemon

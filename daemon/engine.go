@@ -17,8 +17,9 @@ import (
 
 	"github.com/hookd/hookd/configs"
 	"github.com/hookd/hookd/configs/install"
+	"github.com/hookd/hookd/configs/settings"
 	"github.com/hookd/hookd/daemon/runner"
-	"github.com/hookd/hookd/daemon/settings"
+	"github.com/hookd/hookd/daemon/store"
 	"github.com/hookd/hookd/events"
 	"github.com/hookd/hookd/protocol"
 	"github.com/hookd/hookd/rules"
@@ -43,13 +44,13 @@ type Decision struct {
 	Payload    json.RawMessage
 	ProjectDir string
 	Caller     Caller
-	Snapshot   *configs.Snapshot
+	Snapshot   *settings.Snapshot
 	Parts      []events.Interpretation
-	NotRun     []*configs.Handler
+	NotRun     []*settings.Handler
 	// FromClaudeCode: Claude Code sent the event and runs its managed hooks itself
-	// (configs.Query.FromClaudeCode).
+	// (settings.Query.FromClaudeCode).
 	FromClaudeCode bool
-	Handlers       []*configs.Handler // the handlers that ran, parallel to Parts
+	Handlers       []*settings.Handler // the handlers that ran, parallel to Parts
 	Resolution     *rules.Resolution
 	Result         *protocol.Result
 	// Harness, HarnessVersion and NativeEvent say which agent sent the event and what it
@@ -79,7 +80,7 @@ type Caller struct {
 type EngineOptions struct {
 	Logger  *zap.Logger
 	Config  *configs.DaemonConfig
-	Sources configs.Sources // ManagedDir, UserDir, Home, Extra; the project is per event
+	Sources settings.Sources // ManagedDir, UserDir, Home, Extra; the project is per event
 	Runner  runner.Runner
 	Audit   Auditor
 	// StateDir holds per-session files hookd creates (CLAUDE_ENV_FILE when the caller
@@ -104,7 +105,7 @@ type EngineOptions struct {
 type Engine struct {
 	log    *zap.Logger
 	cfg    *configs.DaemonConfig
-	store  *settings.Store
+	store  *store.Store
 	runner runner.Runner
 	audit  Auditor
 	state  string
@@ -148,7 +149,7 @@ func NewEngine(o EngineOptions) *Engine {
 		log: o.Logger, cfg: o.Config, runner: o.Runner, audit: o.Audit,
 		state: o.StateDir, home: o.Sources.Home, start: time.Now(), httpEP: o.HTTP,
 	}
-	so := settings.StoreOptions{
+	so := store.StoreOptions{
 		Logger: o.Logger.Named("settings"), Sources: o.Sources, Veto: e.vetoConfigChange,
 		MaxProjects: o.Config.Limits.MaxLiveProjects, IdleTimeout: time.Duration(o.Config.Limits.ProjectIdleTimeoutMS) * time.Millisecond,
 		OnEvict: func(projects []string) {
@@ -163,12 +164,12 @@ func NewEngine(o EngineOptions) *Engine {
 	if o.SessionEnvs {
 		e.envs = newSessionEnvs(o.StateDir, o.Logger.Named("session-env"))
 	}
-	e.store = settings.NewStore(so)
+	e.store = store.NewStore(so)
 	return e
 }
 
 // Store returns the engine's settings store.
-func (e *Engine) Store() *settings.Store { return e.store }
+func (e *Engine) Store() *store.Store { return e.store }
 
 // Header is the part of an event payload the engine reads. The payload itself is passed
 // to hooks untouched.
@@ -269,7 +270,7 @@ func (e *Engine) Handle(ctx context.Context, req *protocol.Request, caller Calle
 	}
 	if project == "" && h.Cwd != "" {
 		var stopped string
-		project, stopped = configs.ProjectDirForOwner(h.Cwd, e.home, os.Geteuid())
+		project, stopped = settings.ProjectDirForOwner(h.Cwd, e.home, os.Geteuid())
 		if stopped != "" {
 			e.log.Warn("project discovery stopped at a directory owned by another user; its settings (and those above it) are not loaded",
 				zap.String("directory", stopped), zap.String("cwd", h.Cwd), zap.String("project", project))
@@ -315,7 +316,7 @@ func (e *Engine) Handle(ctx context.Context, req *protocol.Request, caller Calle
 	// session inherits CLAUDECODE=1). A raw client with a Claude Code payload, Codex and
 	// Gemini CLI have no one else running those hooks: hookd runs them.
 	d.FromClaudeCode = hr.ad.Name == protocol.HarnessClaudeCode && runner.LookupEnv(req.Env, "CLAUDECODE") == "1"
-	var run, notRun []*configs.Handler
+	var run, notRun []*settings.Handler
 	var fam *familyRun
 	ruleCall := call // the call permission rules judge
 	if !hr.local {
@@ -326,13 +327,13 @@ func (e *Engine) Handle(ctx context.Context, req *protocol.Request, caller Calle
 			rc.Tool = "Bash"
 			ruleCall = &rc
 		} else {
-			run, notRun = snap.Match(configs.Query{Event: ev, MatchValue: h.MatchValue, Tool: call, FromClaudeCode: d.FromClaudeCode})
+			run, notRun = snap.Match(settings.Query{Event: ev, MatchValue: h.MatchValue, Tool: call, FromClaudeCode: d.FromClaudeCode})
 		}
 	}
 	run, async := splitAsync(run)
 	// The harness's own hooks (configured under its own event names) run beside Claude
 	// Code's, on the payload as the harness sent it, their output read in its format.
-	var native []*configs.Handler
+	var native []*settings.Handler
 	var nativeSeq bool
 	var nativeWarnings []string
 	if !hr.ad.Native() {
@@ -473,7 +474,7 @@ func (e *Engine) Handle(ctx context.Context, req *protocol.Request, caller Calle
 
 // resolve applies permission rules to a tool event's merged hook decision (issue 3):
 // a hook allow never bypasses a deny or ask rule.
-func (e *Engine) resolve(ev *events.Event, res *protocol.Result, snap *configs.Snapshot, call *rules.Call, d *Decision, emit func(*protocol.Frame), log func() *zap.Logger) {
+func (e *Engine) resolve(ev *events.Event, res *protocol.Result, snap *settings.Snapshot, call *rules.Call, d *Decision, emit func(*protocol.Frame), log func() *zap.Logger) {
 	c := *call
 	if len(res.UpdatedInput) > 0 {
 		// Rules judge what will actually run: the rewritten input.
@@ -568,7 +569,7 @@ type hookContext struct {
 	family *familyRun
 }
 
-func (e *Engine) runParallel(ctx context.Context, ev *events.Event, hs []*configs.Handler, hc hookContext, emit func(*protocol.Frame)) []events.Interpretation {
+func (e *Engine) runParallel(ctx context.Context, ev *events.Event, hs []*settings.Handler, hc hookContext, emit func(*protocol.Frame)) []events.Interpretation {
 	parts := make([]events.Interpretation, len(hs))
 	if len(hs) == 1 { // the common case: no goroutine
 		parts[0] = e.runOne(ctx, ev, hs[0], hc, emit)
@@ -590,7 +591,7 @@ func (e *Engine) runParallel(ctx context.Context, ev *events.Event, hs []*config
 // previous hook's updatedInput, and the first deny — from a hook or, on PreToolUse, from a
 // permission rule judging the input so far — stops the rest. It returns the parts and
 // the handlers that actually ran.
-func (e *Engine) runSequential(ctx context.Context, ev *events.Event, hs []*configs.Handler, hc hookContext, snap *configs.Snapshot, call *rules.Call, emit func(*protocol.Frame)) ([]events.Interpretation, []*configs.Handler) {
+func (e *Engine) runSequential(ctx context.Context, ev *events.Event, hs []*settings.Handler, hc hookContext, snap *settings.Snapshot, call *rules.Call, emit func(*protocol.Frame)) ([]events.Interpretation, []*settings.Handler) {
 	var parts []events.Interpretation
 	for i, h := range hs {
 		in := e.runOne(ctx, ev, h, hc, emit)
@@ -641,7 +642,7 @@ func failClosedOnTimeout(ev *events.Event, in *events.Interpretation, timeout ti
 }
 
 // commandOutput is what a command handler's process produced, for events.Interpret.
-func commandOutput(h *configs.Handler, pr runner.ProcResult) events.RawOutput {
+func commandOutput(h *settings.Handler, pr runner.ProcResult) events.RawOutput {
 	return events.RawOutput{Kind: events.Command, Command: h.Command, ExitCode: pr.ExitCode,
 		Stdout: pr.Stdout, Stderr: pr.Stderr, StdoutTruncated: pr.StdoutTruncated,
 		StartErr: pr.StartErr, TimedOut: pr.TimedOut, Cancelled: pr.Cancelled, Duration: pr.Duration}
@@ -669,7 +670,7 @@ func pipelineParts(parts []events.Interpretation) []events.Interpretation {
 	return out
 }
 
-func (e *Engine) runOne(ctx context.Context, ev *events.Event, h *configs.Handler, hc hookContext, emit func(*protocol.Frame)) events.Interpretation {
+func (e *Engine) runOne(ctx context.Context, ev *events.Event, h *settings.Handler, hc hookContext, emit func(*protocol.Frame)) events.Interpretation {
 	ref := h.Ref()
 	emit(&protocol.Frame{Type: protocol.FrameMessage, Kind: protocol.MsgStarted, Hook: &ref})
 	e.counters.hooksRun.Add(1)
@@ -716,7 +717,7 @@ func (e *Engine) runOne(ctx context.Context, ev *events.Event, h *configs.Handle
 	return in
 }
 
-func notRunReason(snap *configs.Snapshot, h *configs.Handler, fromClaudeCode bool) string {
+func notRunReason(snap *settings.Snapshot, h *settings.Handler, fromClaudeCode bool) string {
 	if fromClaudeCode && snap.ClaudeCodeRuns(h) {
 		return snap.ReasonFor(h, true)
 	}
@@ -784,7 +785,7 @@ func (e *Engine) hookDir(cwd, project string) string {
 // sessionEndBudget is SessionEnd's shared budget (spec §3.2): 1.5 s, raised to the
 // largest per-hook timeout in settings up to 60 s; CLAUDE_CODE_SESSIONEND_HOOKS_TIMEOUT_MS
 // from the caller overrides it.
-func sessionEndBudget(snap *configs.Snapshot, env []string) time.Duration {
+func sessionEndBudget(snap *settings.Snapshot, env []string) time.Duration {
 	if v := runner.LookupEnv(env, "CLAUDE_CODE_SESSIONEND_HOOKS_TIMEOUT_MS"); v != "" {
 		if ms, err := strconv.Atoi(v); err == nil && ms > 0 {
 			return time.Duration(ms) * time.Millisecond

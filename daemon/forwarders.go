@@ -6,8 +6,8 @@ import (
 
 	"go.uber.org/zap"
 
-	"github.com/hookd/hookd/configs"
 	"github.com/hookd/hookd/configs/install"
+	"github.com/hookd/hookd/configs/settings"
 	"github.com/hookd/hookd/protocol"
 )
 
@@ -31,7 +31,7 @@ func (e *Engine) forwardersFollow(sum protocol.ReloadSummary) {
 // while no daemon ran. A project's are checked on its next change, or by running
 // `hookd install` there again. New calls it once the socket is its own.
 func (e *Engine) SyncForwarders() {
-	e.resyncForwarders(filepath.Join(e.store.Base().UserDir, configs.HookdFile))
+	e.resyncForwarders(filepath.Join(e.store.Base().UserDir, settings.HookdFile))
 }
 
 // resyncAttempts bounds how often a resync re-plans when the user keeps editing Claude
@@ -44,7 +44,7 @@ var beforeResyncApply func(settings string)
 
 func (e *Engine) resyncForwarders(hookdPath string) {
 	base := filepath.Base(hookdPath)
-	if base != configs.HookdFile && base != configs.HookdLocalFile {
+	if base != settings.HookdFile && base != settings.HookdLocalFile {
 		return
 	}
 	// Compare-and-swap: Apply writes Claude Code's file only if it still holds what the

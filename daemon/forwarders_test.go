@@ -6,8 +6,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/hookd/hookd/configs"
 	"github.com/hookd/hookd/configs/install"
+	"github.com/hookd/hookd/configs/settings"
 )
 
 // TestResyncReplansOverConcurrentEdit: the daemon rewrites Claude Code's file when
@@ -16,8 +16,8 @@ import (
 // (the daemon plans again from their version).
 func TestResyncReplansOverConcurrentEdit(t *testing.T) {
 	dir := t.TempDir()
-	settings := filepath.Join(dir, "proj", ".claude", "settings.json")
-	if err := os.MkdirAll(filepath.Dir(settings), 0o755); err != nil {
+	settingsFile := filepath.Join(dir, "proj", ".claude", "settings.json")
+	if err := os.MkdirAll(filepath.Dir(settingsFile), 0o755); err != nil {
 		t.Fatal(err)
 	}
 	orig := `{
@@ -27,10 +27,10 @@ func TestResyncReplansOverConcurrentEdit(t *testing.T) {
   }
 }
 `
-	if err := os.WriteFile(settings, []byte(orig), 0o644); err != nil {
+	if err := os.WriteFile(settingsFile, []byte(orig), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	p, err := install.PlanInstall(install.Options{Scope: configs.KindProject, Settings: settings, Forwarder: "/opt/hookd/bin/hookc", HookdVersion: "test"})
+	p, err := install.PlanInstall(install.Options{Scope: settings.KindProject, Settings: settingsFile, Forwarder: "/opt/hookd/bin/hookc", HookdVersion: "test"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -47,7 +47,7 @@ func TestResyncReplansOverConcurrentEdit(t *testing.T) {
 	// The user saves Claude Code's file after the daemon planned, twice in a row.
 	edits := 0
 	beforeResyncApply = func(path string) {
-		if edits >= 2 || path != settings {
+		if edits >= 2 || path != settingsFile {
 			return
 		}
 		edits++
@@ -58,9 +58,9 @@ func TestResyncReplansOverConcurrentEdit(t *testing.T) {
 		}
 	}
 	t.Cleanup(func() { beforeResyncApply = nil })
-	e := NewEngine(EngineOptions{Sources: configs.Sources{Home: dir, ManagedDir: filepath.Join(dir, "m"), UserDir: filepath.Join(dir, "u")}})
+	e := NewEngine(EngineOptions{Sources: settings.Sources{Home: dir, ManagedDir: filepath.Join(dir, "m"), UserDir: filepath.Join(dir, "u")}})
 	e.resyncForwarders(hookdPath)
-	got, _ := os.ReadFile(settings)
+	got, _ := os.ReadFile(settingsFile)
 	if edits != 2 {
 		t.Fatalf("the edit hook ran %d times, want 2", edits)
 	}

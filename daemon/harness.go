@@ -11,7 +11,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/hookd/hookd/configs"
+	"github.com/hookd/hookd/configs/settings"
 	"github.com/hookd/hookd/daemon/runner"
 	"github.com/hookd/hookd/events"
 	"github.com/hookd/hookd/events/harness"
@@ -182,25 +182,25 @@ type nativeHookFile struct {
 
 // NativeHookFiles returns the hookd-owned files holding harness's own hooks, for home,
 // project and (Codex) CODEX_HOME, with the source label each carries.
-func NativeHookFiles(harnessName, home, codexHome, project string) []configs.FileRef {
-	var dirs []configs.FileRef
+func NativeHookFiles(harnessName, home, codexHome, project string) []settings.FileRef {
+	var dirs []settings.FileRef
 	switch harnessName {
 	case protocol.HarnessCodex:
 		if codexHome == "" && home != "" {
 			codexHome = filepath.Join(home, ".codex")
 		}
 		if codexHome != "" {
-			dirs = append(dirs, configs.FileRef{Path: filepath.Join(codexHome, configs.HookdFile), Kind: configs.KindHookd, Origin: "codex-user"})
+			dirs = append(dirs, settings.FileRef{Path: filepath.Join(codexHome, settings.HookdFile), Kind: settings.KindHookd, Origin: "codex-user"})
 		}
 		if project != "" {
-			dirs = append(dirs, configs.FileRef{Path: filepath.Join(project, ".codex", configs.HookdFile), Kind: configs.KindHookd, Origin: "codex-project"})
+			dirs = append(dirs, settings.FileRef{Path: filepath.Join(project, ".codex", settings.HookdFile), Kind: settings.KindHookd, Origin: "codex-project"})
 		}
 	case protocol.HarnessGemini:
 		if home != "" {
-			dirs = append(dirs, configs.FileRef{Path: filepath.Join(home, ".gemini", configs.HookdFile), Kind: configs.KindHookd, Origin: "gemini-user"})
+			dirs = append(dirs, settings.FileRef{Path: filepath.Join(home, ".gemini", settings.HookdFile), Kind: settings.KindHookd, Origin: "gemini-user"})
 		}
 		if project != "" {
-			dirs = append(dirs, configs.FileRef{Path: filepath.Join(project, ".gemini", configs.HookdFile), Kind: configs.KindHookd, Origin: "gemini-project"})
+			dirs = append(dirs, settings.FileRef{Path: filepath.Join(project, ".gemini", settings.HookdFile), Kind: settings.KindHookd, Origin: "gemini-project"})
 		}
 	}
 	return dirs
@@ -271,7 +271,7 @@ func geminiDisabled(home, project string) map[string]bool {
 // execution (Gemini's `sequential: true` makes the whole plan sequential). Files that
 // cannot be read are reported as warnings; their hooks do not run, which fails closed only
 // through the other hooks and rules — the same as the harness would do with a broken file.
-func (e *Engine) nativeHandlers(hr *harnessReq, ev *events.Event, env []string, project, matchValue string) (hs []*configs.Handler, sequential bool, warnings []string) {
+func (e *Engine) nativeHandlers(hr *harnessReq, ev *events.Event, env []string, project, matchValue string) (hs []*settings.Handler, sequential bool, warnings []string) {
 	files := NativeHookFiles(hr.ad.Name, e.home, runner.LookupEnv(env, "CODEX_HOME"), project)
 	var disabled map[string]bool
 	if hr.ad.Name == protocol.HarnessGemini {
@@ -305,7 +305,7 @@ func (e *Engine) nativeHandlers(hr *harnessReq, ev *events.Event, env []string, 
 					timeout = time.Duration(*nh.Timeout * float64(hr.ad.TimeoutUnit))
 				}
 				raw, _ := json.Marshal(nh)
-				hs = append(hs, &configs.Handler{
+				hs = append(hs, &settings.Handler{
 					ID:    fmt.Sprintf("%s:%s#%s[%d].hooks[%d]", ref.Origin, ref.Path, hr.native, gi, hi),
 					Event: ev, Type: events.Command, Command: nh.Command, Timeout: timeout,
 					MatcherText: g.Matcher, Source: ref.Origin, File: ref.Path, Group: gi, Index: hi,

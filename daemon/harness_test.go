@@ -6,13 +6,13 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/hookd/hookd/configs"
+	"github.com/hookd/hookd/configs/settings"
 	"github.com/hookd/hookd/protocol"
 )
 
 func TestTranscriptVersion(t *testing.T) {
 	dir := t.TempDir()
-	e := NewEngine(EngineOptions{Sources: configs.Sources{Home: dir, ManagedDir: filepath.Join(dir, "m")}})
+	e := NewEngine(EngineOptions{Sources: settings.Sources{Home: dir, ManagedDir: filepath.Join(dir, "m")}})
 	write := func(name, content string) string {
 		p := filepath.Join(dir, name)
 		if err := os.WriteFile(p, []byte(content), 0o644); err != nil {

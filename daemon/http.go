@@ -10,7 +10,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/hookd/hookd/configs"
+	"github.com/hookd/hookd/configs/settings"
 	"github.com/hookd/hookd/daemon/runner"
 	"github.com/hookd/hookd/events"
 )
@@ -21,7 +21,7 @@ var httpClient = &http.Client{}
 // the body as stdout, anything else to a non-blocking error. Header values interpolate
 // $VAR / ${VAR} from the caller's environment, only for names the handler lists in
 // allowedEnvVars (others become empty), as Claude Code does.
-func runHTTP(ctx context.Context, h *configs.Handler, hc hookContext, capBytes int) events.RawOutput {
+func runHTTP(ctx context.Context, h *settings.Handler, hc hookContext, capBytes int) events.RawOutput {
 	start := time.Now()
 	out := events.RawOutput{Kind: events.HTTP, Command: h.URL}
 	if capBytes <= 0 {

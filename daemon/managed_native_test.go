@@ -9,7 +9,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/hookd/hookd/configs"
+	"github.com/hookd/hookd/configs/settings"
 	"github.com/hookd/hookd/protocol"
 )
 
@@ -43,7 +43,7 @@ func TestManagedHookRunByClaudeCodeOnly(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	e := NewEngine(EngineOptions{Sources: configs.Sources{Home: home, UserDir: filepath.Join(home, ".claude"), ManagedDir: managed}})
+	e := NewEngine(EngineOptions{Sources: settings.Sources{Home: home, UserDir: filepath.Join(home, ".claude"), ManagedDir: managed}})
 	runs := func() string {
 		b, _ := os.ReadFile(count)
 		return string(b)
@@ -83,7 +83,7 @@ func TestManagedHookRunByClaudeCodeOnly(t *testing.T) {
 			}
 			var wantNot []string
 			if !c.hookdRuns {
-				wantNot = []string{configs.ReasonClaudeCodeRuns, configs.ReasonClaudeCodeRunsFile}
+				wantNot = []string{settings.ReasonClaudeCodeRuns, settings.ReasonClaudeCodeRunsFile}
 			}
 			if !reflect.DeepEqual(notRun, wantNot) {
 				t.Errorf("not run: %q, want %q", notRun, wantNot)

@@ -5,7 +5,7 @@ import (
 	"sort"
 	"strings"
 
-	"github.com/hookd/hookd/configs"
+	"github.com/hookd/hookd/configs/settings"
 	"github.com/hookd/hookd/events"
 	"github.com/hookd/hookd/rules"
 )
@@ -77,8 +77,8 @@ func bashShaped(payload []byte, bashInput map[string]any) []byte {
 
 // familyRun says, per handler, which payload it gets and whether its approvals count.
 type familyRun struct {
-	payload   map[*configs.Handler][]byte // the Bash-shaped payload, for hooks met through Bash
-	noApprove map[*configs.Handler]bool
+	payload   map[*settings.Handler][]byte // the Bash-shaped payload, for hooks met through Bash
+	noApprove map[*settings.Handler]bool
 }
 
 // ifTool is the tool an `if` rule names ("Bash" in "Bash(git *)") and its content.
@@ -94,7 +94,7 @@ func ifTool(text string) (tool, content string, hasContent bool) {
 // ifMatches evaluates h's `if` against the Monitor call, Claude Code's way: a rule that
 // names Monitor is the same rule for Bash, judged on the Bash-shaped call. An `if` that
 // cannot be compiled again runs the hook (Claude Code's fail-open `if`).
-func ifMatches(h *configs.Handler, monitorCall, bashCall rules.Call) bool {
+func ifMatches(h *settings.Handler, monitorCall, bashCall rules.Call) bool {
 	if h.If == nil {
 		return true
 	}
@@ -118,17 +118,17 @@ func ifMatches(h *configs.Handler, monitorCall, bashCall rules.Call) bool {
 
 // monitorFamily picks the handlers that run for a Monitor shell command and how (see the
 // comment at the top of this file). run and notRun come back in configuration order.
-func monitorFamily(snap *configs.Snapshot, ev *events.Event, payload []byte, monitorCall rules.Call, bashInput map[string]any, fromClaudeCode bool) (run, notRun []*configs.Handler, fam *familyRun) {
+func monitorFamily(snap *settings.Snapshot, ev *events.Event, payload []byte, monitorCall rules.Call, bashInput map[string]any, fromClaudeCode bool) (run, notRun []*settings.Handler, fam *familyRun) {
 	bashCall := monitorCall
 	bashCall.Tool, bashCall.Input = "Bash", bashInput
 	bashPayload := bashShaped(payload, bashInput)
-	fam = &familyRun{payload: map[*configs.Handler][]byte{}, noApprove: map[*configs.Handler]bool{}}
+	fam = &familyRun{payload: map[*settings.Handler][]byte{}, noApprove: map[*settings.Handler]bool{}}
 	// Matchers only (no tool: `if` is judged here).
-	direct, directNot := snap.Match(configs.Query{Event: ev, MatchValue: monitorTool, FromClaudeCode: fromClaudeCode})
-	viaBash, viaBashNot := snap.Match(configs.Query{Event: ev, MatchValue: "Bash", FromClaudeCode: fromClaudeCode})
-	isDirect := map[*configs.Handler]bool{}
+	direct, directNot := snap.Match(settings.Query{Event: ev, MatchValue: monitorTool, FromClaudeCode: fromClaudeCode})
+	viaBash, viaBashNot := snap.Match(settings.Query{Event: ev, MatchValue: "Bash", FromClaudeCode: fromClaudeCode})
+	isDirect := map[*settings.Handler]bool{}
 	seen := map[string]bool{}
-	add := func(h *configs.Handler, list *[]*configs.Handler) bool {
+	add := func(h *settings.Handler, list *[]*settings.Handler) bool {
 		if seen[h.Key] {
 			return false // one handler runs once per call, as in one Match
 		}
@@ -173,11 +173,11 @@ func monitorFamily(snap *configs.Snapshot, ev *events.Event, payload []byte, mon
 			add(h, &notRun)
 		}
 	}
-	order := map[*configs.Handler]int{}
+	order := map[*settings.Handler]int{}
 	for i, h := range snap.HandlersFor(ev.Name) {
 		order[h] = i
 	}
-	byOrder := func(hs []*configs.Handler) {
+	byOrder := func(hs []*settings.Handler) {
 		sort.SliceStable(hs, func(i, j int) bool { return order[hs[i]] < order[hs[j]] })
 	}
 	byOrder(run)
@@ -187,7 +187,7 @@ func monitorFamily(snap *configs.Snapshot, ev *events.Event, payload []byte, mon
 
 // familyFits: Claude Code does not let a matcher with a negative lookahead or a negated
 // character class fit a tool through another name unless it spells that name.
-func familyFits(h *configs.Handler) bool {
+func familyFits(h *settings.Handler) bool {
 	m := h.Matcher.String()
 	if strings.Contains(m, "(?!") || strings.Contains(m, "(?<!") || strings.Contains(m, "[^") {
 		return strings.Contains(m, "Bash")

@@ -4,7 +4,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/hookd/hookd/configs"
+	"github.com/hookd/hookd/configs/settings"
 )
 
 // TestSessionEndBudget pins the arithmetic of SessionEnd's shared budget (spec §3.2) without
@@ -12,7 +12,7 @@ import (
 // by CLAUDE_CODE_SESSIONEND_HOOKS_TIMEOUT_MS from the caller. The black-box test
 // (test/sessionend_test.go) checks that the budget is enforced on real processes.
 func TestSessionEndBudget(t *testing.T) {
-	snap := func(timeouts ...string) *configs.Snapshot {
+	snap := func(timeouts ...string) *settings.Snapshot {
 		hooks := ""
 		for i, to := range timeouts {
 			if i > 0 {
@@ -20,16 +20,16 @@ func TestSessionEndBudget(t *testing.T) {
 			}
 			hooks += `{"type":"command","command":"true"` + to + `}`
 		}
-		f, err := configs.ParseFile(configs.FileRef{Path: "/p/.claude/settings.json", Kind: configs.KindProject},
+		f, err := settings.ParseFile(settings.FileRef{Path: "/p/.claude/settings.json", Kind: settings.KindProject},
 			[]byte(`{"hooks":{"SessionEnd":[{"hooks":[`+hooks+`]}],"Stop":[{"hooks":[{"type":"command","command":"x","timeout":300}]}]}}`), "/home/u")
 		if err != nil {
 			t.Fatal(err)
 		}
-		return configs.Compile([]*configs.File{f})
+		return settings.Compile([]*settings.File{f})
 	}
 	for _, c := range []struct {
 		name string
-		snap *configs.Snapshot
+		snap *settings.Snapshot
 		env  []string
 		want time.Duration
 	}{

@@ -5,7 +5,7 @@ import (
 	"encoding/hex"
 	"strings"
 
-	"github.com/hookd/hookd/configs"
+	"github.com/hookd/hookd/configs/settings"
 	"github.com/hookd/hookd/daemon/runner"
 	"github.com/hookd/hookd/events"
 )
@@ -19,7 +19,7 @@ type Warmer interface {
 
 // procSpec is the process a command handler runs in dir with env, with hookd's own
 // configuration for it (prewarm, worker); the caller adds Stdin.
-func (e *Engine) procSpec(h *configs.Handler, dir string, env []string) runner.ProcSpec {
+func (e *Engine) procSpec(h *settings.Handler, dir string, env []string) runner.ProcSpec {
 	ov := e.cfg.Override(h)
 	command, args := h.Command, h.Args
 	if args != nil {
@@ -36,7 +36,7 @@ func (e *Engine) procSpec(h *configs.Handler, dir string, env []string) runner.P
 
 // HandlerRev identifies a handler's definition: its file, place and JSON as written. Any
 // settings edit that touches the hook changes it.
-func HandlerRev(h *configs.Handler) string {
+func HandlerRev(h *settings.Handler) string {
 	sum := sha256.New()
 	for _, s := range []string{h.File, h.ID, h.MatcherText, string(h.Raw)} {
 		sum.Write([]byte(s))
@@ -59,7 +59,7 @@ var warmEvents = map[string]bool{
 // SessionStart, Setup, CwdChanged and FileChanged; spec §6), plus hookd's fill-ins. A wrong
 // guess costs one idle process, reaped after the idle timeout: a process is only ever used
 // for an event whose key matches exactly.
-func (e *Engine) warmSession(snap *configs.Snapshot, env []string, h Header, project, dir string, fromClaudeCode bool) {
+func (e *Engine) warmSession(snap *settings.Snapshot, env []string, h Header, project, dir string, fromClaudeCode bool) {
 	w, ok := e.runner.(Warmer)
 	if !ok {
 		return

@@ -56,7 +56,7 @@ type RawOutput struct {
 	HookName string
 	// FailClosed: the handler has "onFailure": "block" and Claude Code honours it here
 	// (a synchronous command or http hook, not on Stop, SubagentStop, TaskCompleted or
-	// TeammateIdle; configs.Handler.FailsClosed). A failure then blocks (OnFailure).
+	// TeammateIdle; settings.Handler.FailsClosed). A failure then blocks (OnFailure).
 	FailClosed bool
 }
 

@@ -14,6 +14,7 @@ import (
 	"go.uber.org/zap/zapcore"
 
 	"github.com/hookd/hookd/configs"
+	"github.com/hookd/hookd/configs/settings"
 	"github.com/hookd/hookd/protocol"
 )
 
@@ -76,15 +77,15 @@ func loadConfig(c *cli.Context) (*configs.DaemonConfig, string, error) {
 }
 
 // sources builds the settings hierarchy from flags and hookd's configuration.
-func sources(c *cli.Context, cfg *configs.DaemonConfig) configs.Sources {
+func sources(c *cli.Context, cfg *configs.DaemonConfig) settings.Sources {
 	home, _ := os.UserHomeDir()
-	src := configs.Sources{ManagedDir: c.String("managed-dir"), UserDir: c.String("user-dir"), Home: home}
+	src := settings.Sources{ManagedDir: c.String("managed-dir"), UserDir: c.String("user-dir"), Home: home}
 	for _, f := range append(append([]string(nil), cfg.Settings...), c.StringSlice("settings")...) {
 		abs, err := filepath.Abs(f)
 		if err == nil {
 			f = abs
 		}
-		src.Extra = append(src.Extra, configs.FileRef{Path: f, Kind: configs.KindFlag})
+		src.Extra = append(src.Extra, settings.FileRef{Path: f, Kind: settings.KindFlag})
 	}
 	return src
 }

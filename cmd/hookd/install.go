@@ -9,8 +9,8 @@ import (
 
 	"github.com/urfave/cli/v2"
 
-	"github.com/hookd/hookd/configs"
 	"github.com/hookd/hookd/configs/install"
+	"github.com/hookd/hookd/configs/settings"
 	"github.com/hookd/hookd/daemon"
 )
 
@@ -93,18 +93,18 @@ func projectFlag(c *cli.Context, home string) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	return configs.ProjectDirFor(wd, home), nil
+	return settings.ProjectDirFor(wd, home), nil
 }
 
 func installOptions(c *cli.Context) (install.Options, error) {
-	o := install.Options{Scope: configs.Kind(c.String("scope")), HookdVersion: daemon.Version, BackupDir: backupDir(c)}
+	o := install.Options{Scope: settings.Kind(c.String("scope")), HookdVersion: daemon.Version, BackupDir: backupDir(c)}
 	home, _ := os.UserHomeDir()
 	switch o.Scope {
-	case configs.KindManaged:
+	case settings.KindManaged:
 		o.Settings = filepath.Join(c.String("managed-dir"), "managed-settings.d", install.DropInName)
-	case configs.KindUser:
+	case settings.KindUser:
 		o.Settings = filepath.Join(c.String("user-dir"), "settings.json")
-	case configs.KindProject, configs.KindLocal:
+	case settings.KindProject, settings.KindLocal:
 		project, err := projectFlag(c, home)
 		if err != nil {
 			return o, err
@@ -114,7 +114,7 @@ func installOptions(c *cli.Context) (install.Options, error) {
 			return o, err
 		}
 		name := "settings.json"
-		if o.Scope == configs.KindLocal {
+		if o.Scope == settings.KindLocal {
 			name = "settings.local.json"
 		}
 		o.Settings = filepath.Join(abs, ".claude", name)

@@ -10,7 +10,7 @@ import (
 
 	"github.com/urfave/cli/v2"
 
-	"github.com/hookd/hookd/configs"
+	"github.com/hookd/hookd/configs/settings"
 )
 
 func validateCommand() *cli.Command {
@@ -28,26 +28,26 @@ would read for the project around the current directory (managed, user, project,
 				return err
 			}
 			src := sources(c, cfg)
-			var refs []configs.FileRef
+			var refs []settings.FileRef
 			if c.NArg() > 0 {
 				for _, a := range c.Args().Slice() {
 					abs, _ := filepath.Abs(a)
-					refs = append(refs, configs.FileRef{Path: abs, Kind: configs.KindFlag})
+					refs = append(refs, settings.FileRef{Path: abs, Kind: settings.KindFlag})
 				}
 			} else {
 				project := c.String("project")
 				if project == "" {
 					wd, _ := os.Getwd()
-					project = configs.ProjectDirFor(wd, src.Home)
+					project = settings.ProjectDirFor(wd, src.Home)
 				}
 				src.ProjectDir = project
 				refs = src.Files()
 			}
 			w := c.App.Writer
 			bad, findings := 0, 0
-			var files []*configs.File
+			var files []*settings.File
 			for _, r := range refs {
-				f, err := configs.LoadFile(r, src.Home)
+				f, err := settings.LoadFile(r, src.Home)
 				switch {
 				case errors.Is(err, fs.ErrNotExist):
 					if c.NArg() > 0 {
@@ -75,7 +75,7 @@ would read for the project around the current directory (managed, user, project,
 			if bad > 0 {
 				return exitError{code: 1, msg: fmt.Sprintf("%d invalid settings file(s)", bad)}
 			}
-			snap := configs.Compile(files)
+			snap := settings.Compile(files)
 			if snap.RoutedBy != "" {
 				fmt.Fprintf(w, "routed by hookd's managed drop-in %s; not forwarded: %s\n", snap.RoutedBy, strings.Join(snap.NotForwarded, ", "))
 			}

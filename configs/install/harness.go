@@ -9,7 +9,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/hookd/hookd/configs"
+	"github.com/hookd/hookd/configs/settings"
 	"github.com/hookd/hookd/events/jsonobj"
 )
 
@@ -77,7 +77,7 @@ func harnessPlan(o *HarnessOptions) (*Plan, error) {
 	if o.Now.IsZero() {
 		o.Now = time.Now()
 	}
-	hpath := filepath.Join(filepath.Dir(o.Settings), configs.HookdFile)
+	hpath := filepath.Join(filepath.Dir(o.Settings), settings.HookdFile)
 	p := &Plan{Settings: o.Settings, Hookd: hpath, Backups: map[string]string{}}
 	var err error
 	if p.SettingsBefore, err = readOptional(o.Settings); err != nil {
@@ -96,9 +96,9 @@ func PlanInstallHarness(o HarnessOptions) (*Plan, error) {
 		return nil, err
 	}
 	hpath := p.Hookd
-	settings := jsonobj.Object{}
+	doc := jsonobj.Object{}
 	if p.SettingsBefore != nil && len(strings.TrimSpace(string(p.SettingsBefore))) > 0 {
-		if settings, err = parseObject(p.SettingsBefore); err != nil {
+		if doc, err = parseObject(p.SettingsBefore); err != nil {
 			return nil, fmt.Errorf("%s: %w", o.Settings, err)
 		}
 	}
@@ -113,7 +113,7 @@ func PlanInstallHarness(o HarnessOptions) (*Plan, error) {
 		}
 	}
 	hooks := jsonobj.Object{}
-	if raw, ok := settings.Lookup("hooks"); ok {
+	if raw, ok := doc.Lookup("hooks"); ok {
 		if hooks, err = parseObject(raw); err != nil {
 			return nil, fmt.Errorf("%s: \"hooks\": %w", o.Settings, err)
 		}
@@ -209,7 +209,7 @@ func PlanInstallHarness(o HarnessOptions) (*Plan, error) {
 	if meta.Version == 0 { // first install: remember what to give back
 		meta = HarnessMeta{Version: MetaVersion, Harness: o.Harness, InstalledFrom: o.Settings,
 			SettingsExisted: p.SettingsBefore != nil}
-		if raw, ok := settings.Lookup("hooks"); ok {
+		if raw, ok := doc.Lookup("hooks"); ok {
 			meta.OriginalHooks = jsonobj.Compact(raw)
 		}
 		if p.SettingsBefore != nil {
@@ -224,12 +224,12 @@ func PlanInstallHarness(o HarnessOptions) (*Plan, error) {
 	if p.SettingsBefore != nil {
 		unit = indentUnit(p.SettingsBefore)
 	}
-	if p.SettingsBefore != nil && settings.Has("hooks") {
+	if p.SettingsBefore != nil && doc.Has("hooks") {
 		if p.SettingsAfter, err = spliceTopLevel(p.SettingsBefore, "hooks", kept.JSON()); err != nil {
 			return nil, err
 		}
 	} else {
-		p.SettingsAfter = append(indent(settings.SetRaw("hooks", kept.JSON()).JSON(), "", unit), '\n')
+		p.SettingsAfter = append(indent(doc.SetRaw("hooks", kept.JSON()).JSON(), "", unit), '\n')
 	}
 	if p.SettingsBefore != nil && equalJSON(p.SettingsBefore, p.SettingsAfter) {
 		p.SettingsAfter = p.SettingsBefore
@@ -285,14 +285,14 @@ func PlanUninstallHarness(o HarnessOptions) (*Plan, error) {
 	if raw, ok := hookdFile.Lookup("hooks"); ok {
 		moved, _ = parseObject(raw)
 	}
-	settings := jsonobj.Object{}
+	doc := jsonobj.Object{}
 	if p.SettingsBefore != nil {
-		if settings, err = parseObject(p.SettingsBefore); err != nil {
+		if doc, err = parseObject(p.SettingsBefore); err != nil {
 			return nil, fmt.Errorf("%s: %w", o.Settings, err)
 		}
 	}
 	hooks := jsonobj.Object{}
-	if raw, ok := settings.Lookup("hooks"); ok {
+	if raw, ok := doc.Lookup("hooks"); ok {
 		hooks, _ = parseObject(raw)
 	}
 	restored := jsonobj.Object{}
@@ -334,11 +334,11 @@ func PlanUninstallHarness(o HarnessOptions) (*Plan, error) {
 	}
 	switch {
 	case len(restored) == 0 && meta.OriginalHooks == nil:
-		settings = settings.Without("hooks")
-		if len(settings) == 0 && !meta.SettingsExisted {
+		doc = doc.Without("hooks")
+		if len(doc) == 0 && !meta.SettingsExisted {
 			p.SettingsAfter = nil
 		} else if p.SettingsBefore != nil {
-			p.SettingsAfter = append(indent(settings.JSON(), "", indentUnit(p.SettingsBefore)), '\n')
+			p.SettingsAfter = append(indent(doc.JSON(), "", indentUnit(p.SettingsBefore)), '\n')
 		}
 	case meta.InstalledSHA256 != "" && digest(p.SettingsBefore) == meta.InstalledSHA256 && meta.OriginalHooks != nil:
 		p.SettingsAfter, err = spliceTopLevel(p.SettingsBefore, "hooks", meta.OriginalHooks)

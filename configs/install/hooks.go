@@ -9,7 +9,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/hookd/hookd/configs"
+	"github.com/hookd/hookd/configs/settings"
 	"github.com/hookd/hookd/events"
 	"github.com/hookd/hookd/events/jsonobj"
 	"github.com/hookd/hookd/matcher"
@@ -31,10 +31,10 @@ type handlerInfo struct {
 	URL       string   `json:"url"`
 }
 
-// isForwarder: a hookc command or hookd's own http forwarder (configs.IsHTTPForwarder).
+// isForwarder: a hookc command or hookd's own http forwarder (settings.IsHTTPForwarder).
 func (hi handlerInfo) isForwarder() bool {
-	return hi.Type == "command" && configs.IsForwarder(hi.Command, hi.Args) ||
-		hi.Type == "http" && configs.IsHTTPForwarder(hi.URL)
+	return hi.Type == "command" && settings.IsForwarder(hi.Command, hi.Args) ||
+		hi.Type == "http" && settings.IsHTTPForwarder(hi.URL)
 }
 
 // movable reports whether hookd runs handlers of this type itself (command and http);

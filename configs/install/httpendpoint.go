@@ -13,8 +13,8 @@ import (
 	"strconv"
 	"syscall"
 
-	"github.com/hookd/hookd/configs"
 	"github.com/hookd/hookd/configs/atomicfile"
+	"github.com/hookd/hookd/configs/settings"
 )
 
 // HTTPEndpointFile is the name, in hookd's state directory, of the file that says where
@@ -34,7 +34,7 @@ type HTTPEndpoint struct {
 }
 
 // URL is the URL Claude Code's http handlers post to.
-func (e *HTTPEndpoint) URL() string { return "http://" + e.Listen + configs.HTTPForwarderPath }
+func (e *HTTPEndpoint) URL() string { return "http://" + e.Listen + settings.HTTPForwarderPath }
 
 // DefaultHTTPPort is the port for a user who does not choose one: 21000 + uid mod 10000,
 // so that users of one machine do not all want the same port, below Linux's ephemeral

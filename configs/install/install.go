@@ -5,7 +5,7 @@
 // <project>/.claude/settings.local.json):
 //
 //   - its command and http handlers move, verbatim and with their matcher groups, into a
-//     hookd-owned file beside it (configs.HookdPathFor: hookd.json, or hookd.local.json for
+//     hookd-owned file beside it (settings.HookdPathFor: hookd.json, or hookd.local.json for
 //     the local file) that Claude Code does not read; hookd's loader reads it with the
 //     original file's label, precedence and `if` base, and leaves whatever is still in the
 //     Claude Code file to Claude Code;
@@ -51,8 +51,8 @@ import (
 
 	"github.com/rogpeppe/go-internal/diff"
 
-	"github.com/hookd/hookd/configs"
 	"github.com/hookd/hookd/configs/atomicfile"
+	"github.com/hookd/hookd/configs/settings"
 	"github.com/hookd/hookd/events/jsonobj"
 )
 
@@ -99,8 +99,8 @@ func digest(b []byte) string {
 
 // Options say what to install or uninstall.
 type Options struct {
-	// Scope is configs.KindUser, KindProject, KindLocal or KindManaged.
-	Scope configs.Kind
+	// Scope is settings.KindUser, KindProject, KindLocal or KindManaged.
+	Scope settings.Kind
 	// Settings is the Claude Code settings file of that scope; for KindManaged, hookd's
 	// drop-in in managed-settings.d (see PlanInstall).
 	Settings string
@@ -389,7 +389,7 @@ func (o Options) now() time.Time {
 
 func (o Options) check() error {
 	switch o.Scope {
-	case configs.KindUser, configs.KindProject, configs.KindLocal, configs.KindManaged:
+	case settings.KindUser, settings.KindProject, settings.KindLocal, settings.KindManaged:
 	default:
 		return fmt.Errorf("unknown scope %q (user, project, local or managed)", o.Scope)
 	}
@@ -426,16 +426,16 @@ func PlanInstall(o Options) (*Plan, error) {
 	if strings.TrimSpace(o.Forwarder) == "" {
 		return nil, errors.New("no forwarder command")
 	}
-	if !configs.IsForwarder(o.Forwarder, nil) {
+	if !settings.IsForwarder(o.Forwarder, nil) {
 		return nil, fmt.Errorf("the forwarder %q does not run a program named hookc; hookd could not tell it from a real hook", o.Forwarder)
 	}
-	if o.HTTP != nil && o.Scope != configs.KindUser && o.Scope != configs.KindLocal {
+	if o.HTTP != nil && o.Scope != settings.KindUser && o.Scope != settings.KindLocal {
 		return nil, fmt.Errorf("--transport http is for the user and local scopes only: its handlers carry hookd's token, and %s is shared (a project's settings.json is committed; a managed drop-in is the whole machine's)", o.Scope)
 	}
-	if o.Scope == configs.KindManaged {
+	if o.Scope == settings.KindManaged {
 		return planInstallManaged(o)
 	}
-	hpath := configs.HookdPathFor(o.Settings, o.Scope)
+	hpath := settings.HookdPathFor(o.Settings, o.Scope)
 	sf, err := readSettings(o.Settings)
 	if err != nil {
 		return nil, err
@@ -561,10 +561,10 @@ func PlanUninstall(o Options) (*Plan, error) {
 	if err := o.check(); err != nil {
 		return nil, err
 	}
-	if o.Scope == configs.KindManaged {
+	if o.Scope == settings.KindManaged {
 		return planUninstallManaged(o)
 	}
-	hpath := configs.HookdPathFor(o.Settings, o.Scope)
+	hpath := settings.HookdPathFor(o.Settings, o.Scope)
 	hf, err := readHookd(hpath)
 	if err != nil {
 		return nil, err
@@ -699,7 +699,7 @@ func PlanResync(o Options) (*Plan, error) {
 	if err := o.check(); err != nil {
 		return nil, err
 	}
-	hpath := configs.HookdPathFor(o.Settings, o.Scope)
+	hpath := settings.HookdPathFor(o.Settings, o.Scope)
 	hf, err := readHookd(hpath)
 	if err != nil {
 		return nil, err
@@ -742,11 +742,11 @@ func PlanResyncFile(hookdPath string, ep *HTTPEndpoint) (*Plan, error) {
 	if err != nil || hf.meta == nil {
 		return nil, err
 	}
-	o := Options{Scope: configs.Kind(hf.meta.Scope), Settings: hf.meta.InstalledFrom, HTTP: ep}
+	o := Options{Scope: settings.Kind(hf.meta.Scope), Settings: hf.meta.InstalledFrom, HTTP: ep}
 	if err := o.check(); err != nil {
 		return nil, fmt.Errorf("%s: install record: %w", hookdPath, err)
 	}
-	if filepath.Clean(configs.HookdPathFor(o.Settings, o.Scope)) != filepath.Clean(hookdPath) {
+	if filepath.Clean(settings.HookdPathFor(o.Settings, o.Scope)) != filepath.Clean(hookdPath) {
 		return nil, fmt.Errorf("%s: its install record names %s, whose hookd file is elsewhere", hookdPath, o.Settings)
 	}
 	return PlanResync(o)

@@ -11,7 +11,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/hookd/hookd/configs"
+	"github.com/hookd/hookd/configs/settings"
 	"github.com/hookd/hookd/events"
 	"github.com/hookd/hookd/events/jsonobj"
 	"github.com/hookd/hookd/matcher"
@@ -60,7 +60,7 @@ func (w *world) read(path string) string {
 
 func (w *world) opts() Options {
 	w.now = w.now.Add(time.Second)
-	return Options{Scope: configs.KindProject, Settings: w.settings, Forwarder: fwd, HookdVersion: "test", Now: w.now}
+	return Options{Scope: settings.KindProject, Settings: w.settings, Forwarder: fwd, HookdVersion: "test", Now: w.now}
 }
 
 func (w *world) install() *Plan {
@@ -251,20 +251,20 @@ func TestInstallMovesRunnableHooksAndForwardsHookedEvents(t *testing.T) {
 
 	// hookd loads both files: the moved hooks with the project label; nothing of what
 	// is left in Claude Code's file.
-	src := configs.Sources{ManagedDir: filepath.Join(w.proj, "none"), UserDir: filepath.Join(w.proj, "none"), ProjectDir: w.proj}
-	var files []*configs.File
+	src := settings.Sources{ManagedDir: filepath.Join(w.proj, "none"), UserDir: filepath.Join(w.proj, "none"), ProjectDir: w.proj}
+	var files []*settings.File
 	for _, ref := range src.Files() {
-		f, err := configs.LoadFile(ref, "")
+		f, err := settings.LoadFile(ref, "")
 		if err == nil {
 			files = append(files, f)
 		} else if !os.IsNotExist(err) {
 			t.Fatal(err)
 		}
 	}
-	snap := configs.Compile(files)
+	snap := settings.Compile(files)
 	pre, _ := events.Lookup("PreToolUse")
-	run, notRun := snap.Match(configs.Query{Event: pre, MatchValue: "Bash"})
-	if len(run) != 1 || run[0].Command != "/p/h/guard.sh" || run[0].Source != configs.KindProject || len(notRun) != 0 {
+	run, notRun := snap.Match(settings.Query{Event: pre, MatchValue: "Bash"})
+	if len(run) != 1 || run[0].Command != "/p/h/guard.sh" || run[0].Source != settings.KindProject || len(notRun) != 0 {
 		t.Errorf("hookd runs %v (not run %v)", run, notRun)
 	}
 	if snap.Rules.Len() != 2 {

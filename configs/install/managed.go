@@ -5,7 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 
-	"github.com/hookd/hookd/configs"
+	"github.com/hookd/hookd/configs/settings"
 	"github.com/hookd/hookd/events"
 	"github.com/hookd/hookd/events/jsonobj"
 )
@@ -16,14 +16,14 @@ import (
 // a later file's scalars win, so "50-" leaves room for an admin's files on either side.
 const DropInName = "50-hookd.json"
 
-// The managed scope (Options.Scope == configs.KindManaged) writes one drop-in and touches
+// The managed scope (Options.Scope == settings.KindManaged) writes one drop-in and touches
 // no other file:
 //
 //	{"allowManagedHooksOnly": true, "hooks": {<every forwardable event>: [hookc forwarder]}}
 //
 // allowManagedHooksOnly makes Claude Code run managed hooks only — the forwarders and the
 // admin's own — so a hook a developer adds to a user or project file runs nowhere but in
-// hookd, which reads those files as they are (configs.Snapshot.RoutedBy: hookd does not
+// hookd, which reads those files as they are (settings.Snapshot.RoutedBy: hookd does not
 // apply the drop-in's own flag to the hooks it routes). Every event is forwarded, not
 // only the hooked ones as in the other scopes: the drop-in cannot follow the developer's
 // files (an MDM delivers it; it is root's), and a hook can appear in them at any time.
@@ -82,7 +82,7 @@ func isOurDropIn(data []byte) bool {
 	}
 	ours := true
 	eachHandler(hooks, func(_ string, _ *string, hi handlerInfo) {
-		if hi.Type != "command" || !configs.IsForwarder(hi.Command, hi.Args) {
+		if hi.Type != "command" || !settings.IsForwarder(hi.Command, hi.Args) {
 			ours = false
 		}
 	})

@@ -8,7 +8,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/hookd/hookd/configs"
+	"github.com/hookd/hookd/configs/settings"
 	"github.com/hookd/hookd/events"
 )
 
@@ -19,7 +19,7 @@ import (
 func TestManagedDropIn(t *testing.T) {
 	managed := t.TempDir()
 	dropIn := filepath.Join(managed, "managed-settings.d", DropInName)
-	o := Options{Scope: configs.KindManaged, Settings: dropIn, Forwarder: fwd}
+	o := Options{Scope: settings.KindManaged, Settings: dropIn, Forwarder: fwd}
 	apply := func(plan func(Options) (*Plan, error), o Options) *Plan {
 		t.Helper()
 		p, err := plan(o)
@@ -64,12 +64,12 @@ func TestManagedDropIn(t *testing.T) {
 
 	// hookd's loader: a valid managed file with no warning (Claude Code would read it),
 	// recognised as the routing drop-in; a user hook runs in hookd.
-	src := configs.Sources{ManagedDir: managed, Home: t.TempDir()}
+	src := settings.Sources{ManagedDir: managed, Home: t.TempDir()}
 	user := filepath.Join(src.Home, ".claude", "settings.json")
 	writeFile(t, user, `{"hooks":{"PreToolUse":[{"hooks":[{"type":"command","command":"user-guard"}]}]}}`)
-	var files []*configs.File
+	var files []*settings.File
 	for _, ref := range src.Files() {
-		f, err := configs.LoadFile(ref, src.Home)
+		f, err := settings.LoadFile(ref, src.Home)
 		if err != nil {
 			continue
 		}
@@ -78,9 +78,9 @@ func TestManagedDropIn(t *testing.T) {
 		}
 		files = append(files, f)
 	}
-	s := configs.Compile(files)
+	s := settings.Compile(files)
 	pre, _ := events.Lookup("PreToolUse")
-	run, _ := s.Match(configs.Query{Event: pre, MatchValue: "Bash"})
+	run, _ := s.Match(settings.Query{Event: pre, MatchValue: "Bash"})
 	if s.RoutedBy != dropIn || len(run) != 1 || run[0].Command != "user-guard" {
 		t.Errorf("RoutedBy %q, run %v", s.RoutedBy, run)
 	}
@@ -166,10 +166,10 @@ func TestProjectInstallLeavesNoFootprint(t *testing.T) {
 			setup(t, repo)
 			git("add", "-A")
 			git("-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qm", "init")
-			settings := filepath.Join(repo, ".claude", "settings.json")
-			before, _ := readOptional(settings)
+			settingsFile := filepath.Join(repo, ".claude", "settings.json")
+			before, _ := readOptional(settingsFile)
 			treeBefore := listTree(t, repo)
-			o := Options{Scope: configs.KindProject, Settings: settings, Forwarder: fwd, BackupDir: backups}
+			o := Options{Scope: settings.KindProject, Settings: settingsFile, Forwarder: fwd, BackupDir: backups}
 			for _, plan := range []func(Options) (*Plan, error){PlanInstall, PlanUninstall} {
 				p, err := plan(o)
 				if err != nil {
@@ -194,7 +194,7 @@ func TestProjectInstallLeavesNoFootprint(t *testing.T) {
 			if got := listTree(t, repo); !reflect.DeepEqual(got, treeBefore) {
 				t.Errorf("tree after install+uninstall:\n%v\nbefore:\n%v", got, treeBefore)
 			}
-			after, _ := readOptional(settings)
+			after, _ := readOptional(settingsFile)
 			if !sameFile(before, after) {
 				t.Errorf("settings.json not restored byte for byte:\n%q\nwant\n%q", after, before)
 			}

@@ -7,7 +7,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/hookd/hookd/configs"
+	"github.com/hookd/hookd/configs/settings"
 	"github.com/hookd/hookd/events"
 )
 
@@ -25,7 +25,7 @@ const httpOriginal = `{
 `
 
 // forwardersOf maps event → the forwarder handlers Claude Code's file has for it.
-func forwardersOf(t *testing.T, settings string) map[string][]map[string]any {
+func forwardersOf(t *testing.T, text string) map[string][]map[string]any {
 	t.Helper()
 	var top struct {
 		Hooks map[string][]struct {
@@ -33,7 +33,7 @@ func forwardersOf(t *testing.T, settings string) map[string][]map[string]any {
 			Hooks   []map[string]any `json:"hooks"`
 		} `json:"hooks"`
 	}
-	if err := json.Unmarshal([]byte(settings), &top); err != nil {
+	if err := json.Unmarshal([]byte(text), &top); err != nil {
 		t.Fatal(err)
 	}
 	out := map[string][]map[string]any{}
@@ -42,7 +42,7 @@ func forwardersOf(t *testing.T, settings string) map[string][]map[string]any {
 			for _, h := range g.Hooks {
 				url, _ := h["url"].(string)
 				cmd, _ := h["command"].(string)
-				if configs.IsHTTPForwarder(url) || configs.IsForwarder(cmd, nil) {
+				if settings.IsHTTPForwarder(url) || settings.IsForwarder(cmd, nil) {
 					out[ev] = append(out[ev], h)
 				}
 			}
@@ -59,7 +59,7 @@ func forwardersOf(t *testing.T, settings string) map[string][]map[string]any {
 func TestInstallHTTPTransport(t *testing.T) {
 	w := newWorld(t, httpOriginal)
 	o := w.opts()
-	o.Scope, o.HTTP = configs.KindLocal, testEP
+	o.Scope, o.HTTP = settings.KindLocal, testEP
 	w.settings = filepath.Join(w.proj, ".claude", "settings.local.json")
 	w.hookd = filepath.Join(w.proj, ".claude", "hookd.local.json")
 	if err := os.WriteFile(w.settings, []byte(httpOriginal), 0o644); err != nil {
@@ -70,7 +70,7 @@ func TestInstallHTTPTransport(t *testing.T) {
 	s := w.read(w.settings)
 	fw := forwardersOf(t, s)
 	pre := fw["PreToolUse"]
-	if len(pre) != 1 || pre[0]["type"] != "http" || pre[0]["url"] != "http://127.0.0.1:21234"+configs.HTTPForwarderPath ||
+	if len(pre) != 1 || pre[0]["type"] != "http" || pre[0]["url"] != "http://127.0.0.1:21234"+settings.HTTPForwarderPath ||
 		pre[0]["onFailure"] != "block" || pre[0]["headers"].(map[string]any)["Authorization"] != "Bearer "+testEP.Token {
 		t.Fatalf("PreToolUse forwarder: %v\n%s", pre, s)
 	}
@@ -150,7 +150,7 @@ func TestInstallHTTPTransport(t *testing.T) {
 // and a managed drop-in serves every user: no token goes there.
 func TestInstallHTTPTransportRefusedForSharedScopes(t *testing.T) {
 	w := newWorld(t, httpOriginal)
-	for _, scope := range []configs.Kind{configs.KindProject, configs.KindManaged} {
+	for _, scope := range []settings.Kind{settings.KindProject, settings.KindManaged} {
 		o := w.opts()
 		o.Scope, o.HTTP = scope, testEP
 		if _, err := PlanInstall(o); err == nil || !strings.Contains(err.Error(), "user and local scopes only") {
@@ -204,14 +204,14 @@ func TestHTTPEndpointFile(t *testing.T) {
 
 func TestIsHTTPForwarder(t *testing.T) {
 	for url, want := range map[string]bool{
-		"http://127.0.0.1:21000" + configs.HTTPForwarderPath:  true,
-		"http://[::1]:21000" + configs.HTTPForwarderPath:      true,
-		"http://127.0.0.1:21000/other":                        false,
-		"https://127.0.0.1:21000" + configs.HTTPForwarderPath: false,
-		"http://example.com" + configs.HTTPForwarderPath:      false,
-		"http://10.0.0.1:80" + configs.HTTPForwarderPath:      false,
+		"http://127.0.0.1:21000" + settings.HTTPForwarderPath:  true,
+		"http://[::1]:21000" + settings.HTTPForwarderPath:      true,
+		"http://127.0.0.1:21000/other":                         false,
+		"https://127.0.0.1:21000" + settings.HTTPForwarderPath: false,
+		"http://example.com" + settings.HTTPForwarderPath:      false,
+		"http://10.0.0.1:80" + settings.HTTPForwarderPath:      false,
 	} {
-		if configs.IsHTTPForwarder(url) != want {
+		if settings.IsHTTPForwarder(url) != want {
 			t.Errorf("%s: want %v", url, want)
 		}
 	}

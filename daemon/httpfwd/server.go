@@ -17,7 +17,7 @@ import (
 
 	"go.uber.org/zap"
 
-	"github.com/hookd/hookd/configs"
+	"github.com/hookd/hookd/configs/settings"
 	"github.com/hookd/hookd/events"
 	"github.com/hookd/hookd/events/jsonobj"
 	"github.com/hookd/hookd/protocol"
@@ -29,7 +29,7 @@ type Handler interface {
 }
 
 // HTTPServer is hookd's HTTP forwarder endpoint for Claude Code (docs/http-forwarder.md):
-// Claude Code's http hooks POST the event JSON to configs.HTTPForwarderPath on a loopback
+// Claude Code's http hooks POST the event JSON to settings.HTTPForwarderPath on a loopback
 // address, and the 2xx JSON body answers like a command hook's stdout (spec §4.2). It
 // saves the exec of hookc per event.
 //
@@ -155,7 +155,7 @@ func (s *HTTPServer) fail(w http.ResponseWriter, code int, msg string) {
 
 // ServeHTTP handles one request.
 func (s *HTTPServer) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	if r.URL.Path != configs.HTTPForwarderPath {
+	if r.URL.Path != settings.HTTPForwarderPath {
 		s.fail(w, http.StatusNotFound, "not found")
 		return
 	}

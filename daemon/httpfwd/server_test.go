@@ -16,6 +16,7 @@ import (
 
 	"github.com/hookd/hookd/configs"
 	"github.com/hookd/hookd/configs/install"
+	"github.com/hookd/hookd/configs/settings"
 	"github.com/hookd/hookd/daemon"
 	"github.com/hookd/hookd/daemon/audit"
 	"github.com/hookd/hookd/protocol"
@@ -75,7 +76,7 @@ func newWorld(t testing.TB, stateDir string, cfg *configs.DaemonConfig) *world {
 	cfg.Limits.RequestReadTimeoutMS = 300 // slowloris tests: short, not a bound on the test
 	ctx, cancel := context.WithCancel(context.Background())
 	w := &world{socket: filepath.Join(tmp, "s.sock"), stateDir: stateDir, cancel: cancel, done: make(chan error, 1)}
-	w.d, err = daemon.New(ctx, daemon.Options{Config: cfg, Sources: configs.Sources{UserDir: user, Home: tmp},
+	w.d, err = daemon.New(ctx, daemon.Options{Config: cfg, Sources: settings.Sources{UserDir: user, Home: tmp},
 		StateDir: stateDir, Socket: w.socket, Grace: time.Second,
 		HTTP: &install.HTTPEndpoint{Listen: "127.0.0.1:0", Token: token}})
 	if err != nil {
@@ -84,7 +85,7 @@ func newWorld(t testing.TB, stateDir string, cfg *configs.DaemonConfig) *world {
 	if w.d.HTTPAddr() == "" {
 		t.Fatal("http forwarder not listening")
 	}
-	w.url = "http://" + w.d.HTTPAddr() + configs.HTTPForwarderPath
+	w.url = "http://" + w.d.HTTPAddr() + settings.HTTPForwarderPath
 	go func() { w.done <- w.d.Serve(ctx) }()
 	t.Cleanup(w.stop)
 	return w
@@ -275,21 +276,21 @@ func TestHTTPForwarderRefusesHostileRequests(t *testing.T) {
 		name, method, path, auth, host, body string
 		want                                 int
 	}{
-		{"no token", "POST", configs.HTTPForwarderPath, "", "", good, 401},
-		{"wrong token", "POST", configs.HTTPForwarderPath, "Bearer " + strings.Repeat("0", len(token)), "", good, 401},
-		{"token prefix", "POST", configs.HTTPForwarderPath, "Bearer " + token[:32], "", good, 401},
-		{"token with suffix", "POST", configs.HTTPForwarderPath, "Bearer " + token + "x", "", good, 401},
-		{"no Bearer", "POST", configs.HTTPForwarderPath, token, "", good, 401},
-		{"basic auth", "POST", configs.HTTPForwarderPath, "Basic " + token, "", good, 401},
+		{"no token", "POST", settings.HTTPForwarderPath, "", "", good, 401},
+		{"wrong token", "POST", settings.HTTPForwarderPath, "Bearer " + strings.Repeat("0", len(token)), "", good, 401},
+		{"token prefix", "POST", settings.HTTPForwarderPath, "Bearer " + token[:32], "", good, 401},
+		{"token with suffix", "POST", settings.HTTPForwarderPath, "Bearer " + token + "x", "", good, 401},
+		{"no Bearer", "POST", settings.HTTPForwarderPath, token, "", good, 401},
+		{"basic auth", "POST", settings.HTTPForwarderPath, "Basic " + token, "", good, 401},
 		{"wrong path", "POST", "/hookd/v1/other", "Bearer " + token, "", good, 404},
 		{"root", "POST", "/", "Bearer " + token, "", good, 404},
-		{"GET", "GET", configs.HTTPForwarderPath, "Bearer " + token, "", "", 405},
-		{"PUT", "PUT", configs.HTTPForwarderPath, "Bearer " + token, "", good, 405},
-		{"DNS rebinding host", "POST", configs.HTTPForwarderPath, "Bearer " + token, "evil.example:80", good, 421},
-		{"malformed JSON", "POST", configs.HTTPForwarderPath, "Bearer " + token, "", `{"hook_event_name":`, 400},
-		{"not an object", "POST", configs.HTTPForwarderPath, "Bearer " + token, "", `[1,2]`, 400},
-		{"unknown event", "POST", configs.HTTPForwarderPath, "Bearer " + token, "", `{"hook_event_name":"Nope","session_id":"s"}`, 400},
-		{"oversized", "POST", configs.HTTPForwarderPath, "Bearer " + token, "", `{"x":"` + strings.Repeat("a", 8192) + `"}`, 413},
+		{"GET", "GET", settings.HTTPForwarderPath, "Bearer " + token, "", "", 405},
+		{"PUT", "PUT", settings.HTTPForwarderPath, "Bearer " + token, "", good, 405},
+		{"DNS rebinding host", "POST", settings.HTTPForwarderPath, "Bearer " + token, "evil.example:80", good, 421},
+		{"malformed JSON", "POST", settings.HTTPForwarderPath, "Bearer " + token, "", `{"hook_event_name":`, 400},
+		{"not an object", "POST", settings.HTTPForwarderPath, "Bearer " + token, "", `[1,2]`, 400},
+		{"unknown event", "POST", settings.HTTPForwarderPath, "Bearer " + token, "", `{"hook_event_name":"Nope","session_id":"s"}`, 400},
+		{"oversized", "POST", settings.HTTPForwarderPath, "Bearer " + token, "", `{"x":"` + strings.Repeat("a", 8192) + `"}`, 413},
 	} {
 		req, _ := http.NewRequest(c.method, "http://"+w.d.HTTPAddr()+c.path, strings.NewReader(c.body))
 		if c.auth != "" {
@@ -330,8 +331,8 @@ func TestHTTPForwarderRefusesHostileRequests(t *testing.T) {
 func TestHTTPForwarderSlowloris(t *testing.T) {
 	w := newWorld(t, "", nil)
 	for name, partial := range map[string]string{
-		"headers": "POST " + configs.HTTPForwarderPath + " HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer " + token + "\r\n",
-		"body":    "POST " + configs.HTTPForwarderPath + " HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer " + token + "\r\nContent-Length: 1000\r\n\r\n{\"a\":",
+		"headers": "POST " + settings.HTTPForwarderPath + " HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer " + token + "\r\n",
+		"body":    "POST " + settings.HTTPForwarderPath + " HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer " + token + "\r\nContent-Length: 1000\r\n\r\n{\"a\":",
 	} {
 		c, err := net.Dial("tcp", w.d.HTTPAddr())
 		if err != nil {
@@ -410,7 +411,7 @@ func TestHTTPForwarderPortTaken(t *testing.T) {
 	defer os.RemoveAll(tmp)
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	d, err := daemon.New(ctx, daemon.Options{Config: configs.DefaultDaemonConfig(), Sources: configs.Sources{UserDir: tmp, Home: tmp},
+	d, err := daemon.New(ctx, daemon.Options{Config: configs.DefaultDaemonConfig(), Sources: settings.Sources{UserDir: tmp, Home: tmp},
 		StateDir: filepath.Join(tmp, "state"), Socket: filepath.Join(tmp, "s.sock"),
 		HTTP: &install.HTTPEndpoint{Listen: taken.Addr().String(), Token: token}})
 	if err != nil {
@@ -422,7 +423,7 @@ func TestHTTPForwarderPortTaken(t *testing.T) {
 		t.Fatalf("status: %+v", st.HTTP)
 	}
 	// A non-loopback address is never listened on.
-	d2, err := daemon.New(ctx, daemon.Options{Config: configs.DefaultDaemonConfig(), Sources: configs.Sources{UserDir: tmp, Home: tmp},
+	d2, err := daemon.New(ctx, daemon.Options{Config: configs.DefaultDaemonConfig(), Sources: settings.Sources{UserDir: tmp, Home: tmp},
 		StateDir: filepath.Join(tmp, "state2"), Socket: filepath.Join(tmp, "s2.sock"),
 		HTTP: &install.HTTPEndpoint{Listen: "0.0.0.0:0", Token: token}})
 	if err != nil {

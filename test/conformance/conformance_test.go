@@ -10,14 +10,14 @@ import (
 	"syscall"
 	"testing"
 
-	"github.com/hookd/hookd/configs"
+	"github.com/hookd/hookd/configs/settings"
 	"github.com/hookd/hookd/events"
 )
 
 // known is what this build of hookd knows.
 func known() Known {
 	k := Known{Events: events.Names(), Decoded: map[string][]string{}}
-	decoded, ignored := configs.HandlerFields()
+	decoded, ignored := settings.HandlerFields()
 	for f, ts := range decoded {
 		var s []string
 		for _, t := range ts {
@@ -132,7 +132,7 @@ func TestExtract(t *testing.T) {
 // catalogue, and a fake field added to the command schema.
 func TestCheckNamesWhatIsMissing(t *testing.T) {
 	k := known()
-	decoded, _ := configs.HandlerFields()
+	decoded, _ := settings.HandlerFields()
 	var commandFields []string
 	for f, ts := range decoded {
 		if ts == nil || containsType(ts, events.Command) {

@@ -325,10 +325,10 @@ func Check(x Extracted, k Known) []string {
 			switch {
 			case decoded && (applies == nil || contains(applies, t)):
 			case decoded:
-				problems = append(problems, fmt.Sprintf("handler field %s on %s handlers: Claude Code accepts it there, hookd's decoder applies it only to %s (configs/file.go fieldTypes)", f, t, strings.Join(applies, ", ")))
+				problems = append(problems, fmt.Sprintf("handler field %s on %s handlers: Claude Code accepts it there, hookd's decoder applies it only to %s (configs/settings/file.go fieldTypes)", f, t, strings.Join(applies, ", ")))
 			default:
 				if _, ok := k.Ignored[f]; !ok {
-					problems = append(problems, fmt.Sprintf("handler field %s on %s handlers: Claude Code accepts it, hookd's decoder does not know it (configs/file.go: decode it in fieldTypes, or say why it is ignored in ignoredHandlerFields)", f, t))
+					problems = append(problems, fmt.Sprintf("handler field %s on %s handlers: Claude Code accepts it, hookd's decoder does not know it (configs/settings/file.go: decode it in fieldTypes, or say why it is ignored in ignoredHandlerFields)", f, t))
 				}
 			}
 		}

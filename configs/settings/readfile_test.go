@@ -1,4 +1,4 @@
-package configs
+package settings
 
 import (
 	"errors"

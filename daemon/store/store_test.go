@@ -1,4 +1,4 @@
-package settings
+package store
 
 import (
 	"context"
@@ -19,7 +19,7 @@ import (
 	"go.uber.org/zap"
 	"go.uber.org/zap/zaptest/observer"
 
-	"github.com/hookd/hookd/configs"
+	"github.com/hookd/hookd/configs/settings"
 	"github.com/hookd/hookd/protocol"
 	"github.com/hookd/hookd/test/testutil"
 )
@@ -46,7 +46,7 @@ func newWorld(t testing.TB, opts ...func(*StoreOptions)) *world {
 	}
 	core, logs := observer.New(zap.DebugLevel)
 	w.logs = logs
-	o := StoreOptions{Logger: zap.New(core), Sources: configs.Sources{ManagedDir: w.managed, UserDir: w.user, Home: w.home}}
+	o := StoreOptions{Logger: zap.New(core), Sources: settings.Sources{ManagedDir: w.managed, UserDir: w.user, Home: w.home}}
 	for _, f := range opts {
 		f(&o)
 	}
@@ -362,7 +362,7 @@ func TestStoreSnapshotIsLockFree(t *testing.T) {
 	w.commands()
 	w.store.reloadMu.Lock()
 	w.store.mu.Lock()
-	done := make(chan *configs.Snapshot)
+	done := make(chan *settings.Snapshot)
 	go func() { done <- w.store.Snapshot(w.proj) }()
 	select {
 	case s := <-done:
@@ -415,12 +415,12 @@ func TestStoreConcurrentReadersSeeWholeVersions(t *testing.T) {
 }
 
 func TestDiffSnapshots(t *testing.T) {
-	parse := func(content string) *configs.Snapshot {
-		f, err := configs.ParseFile(configs.FileRef{Path: "/p/.claude/settings.json", Kind: configs.KindProject}, []byte(content), "")
+	parse := func(content string) *settings.Snapshot {
+		f, err := settings.ParseFile(settings.FileRef{Path: "/p/.claude/settings.json", Kind: settings.KindProject}, []byte(content), "")
 		if err != nil {
 			t.Fatal(err)
 		}
-		return configs.Compile([]*configs.File{f})
+		return settings.Compile([]*settings.File{f})
 	}
 	a := parse(`{"hooks": {"Stop": [{"hooks": [{"type": "command", "command": "a"}, {"type": "command", "command": "b"}]}]}}`)
 	b := parse(`{"hooks": {"Stop": [{"hooks": [{"type": "command", "command": "a2"}]}],

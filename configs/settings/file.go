@@ -1,4 +1,4 @@
-package configs
+package settings
 
 import (
 	"bytes"
@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/hookd/hookd/configs/internal/jsontree"
 	"io/fs"
 	"math"
 	"path/filepath"
@@ -118,7 +119,7 @@ type Permissions struct {
 // does not exist the error is an *fs.PathError wrapping os.ErrNotExist (errors.Is
 // works): the daemon treats that as "absent", not "invalid".
 func LoadFile(ref FileRef, home string) (*File, error) {
-	ref.Path = expandHome(ref.Path, home)
+	ref.Path = ExpandHome(ref.Path, home)
 	data, err := ReadFile(ref.Path)
 	if err != nil {
 		if errors.Is(err, fs.ErrNotExist) {
@@ -133,7 +134,8 @@ func LoadFile(ref FileRef, home string) (*File, error) {
 	return ParseFile(ref, data, home)
 }
 
-func expandHome(p, home string) string {
+// ExpandHome resolves a leading "~" or "~/" against home (unchanged when home is "").
+func ExpandHome(p, home string) string {
 	if home != "" && (p == "~" || strings.HasPrefix(p, "~/")) {
 		return filepath.Join(home, p[1:])
 	}
@@ -145,7 +147,7 @@ func expandHome(p, home string) string {
 // never drop a guard). Things hookd can safely skip — unknown events and fields, keys it
 // does not act on, handler types it cannot run — are warnings instead.
 func ParseFile(ref FileRef, data []byte, home string) (*File, error) {
-	ref.Path = expandHome(ref.Path, home)
+	ref.Path = ExpandHome(ref.Path, home)
 	sum := sha256.Sum256(data)
 	d := &decoder{ref: ref, data: bytes.Clone(data)}
 	d.origin = rules.Origin{File: ref.Path, Source: string(ref.Source()), Base: ref.base()}
@@ -159,18 +161,18 @@ func ParseFile(ref FileRef, data []byte, home string) (*File, error) {
 		// keeps the last good version until the write lands.
 		return nil, &FileError{File: ref.Path, Line: 1, Col: 1, Err: errors.New("empty file (expected a JSON object)")}
 	}
-	root, dups, err := parseJSON(d.data)
+	root, dups, err := jsontree.Parse(d.data)
 	if err != nil {
-		var se *jsonSyntaxError
+		var se *jsontree.SyntaxError
 		fe := &FileError{File: ref.Path, Err: fmt.Errorf("invalid JSON: %w", err)}
 		if errors.As(err, &se) {
-			fe.Line, fe.Col = d.pos(se.off)
+			fe.Line, fe.Col = d.pos(se.Off)
 		}
 		return nil, fe
 	}
 	for _, dk := range dups {
-		line, col := d.pos(dk.off)
-		d.warn(dk.key, "duplicate key at %d:%d; the last value wins (as in Claude Code)", line, col)
+		line, col := d.pos(dk.Off)
+		d.warn(dk.Key, "duplicate key at %d:%d; the last value wins (as in Claude Code)", line, col)
 	}
 	f := &File{Ref: ref, Hash: hex.EncodeToString(sum[:])}
 	if err := d.settings(root, f); err != nil {
@@ -192,17 +194,17 @@ type decoder struct {
 // pos is the line and column of a byte offset, not counting a byte order mark (editors
 // do not show it).
 func (d *decoder) pos(off int) (line, col int) {
-	line, col = lineCol(d.data, off)
+	line, col = jsontree.LineCol(d.data, off)
 	if d.bom && line == 1 {
 		col = max(1, col-3)
 	}
 	return line, col
 }
 
-func (d *decoder) fail(n *jnode, field, format string, args ...any) *FileError {
+func (d *decoder) fail(n *jsontree.Node, field, format string, args ...any) *FileError {
 	e := &FileError{File: d.ref.Path, Field: field, Err: fmt.Errorf(format, args...)}
 	if n != nil {
-		e.Line, e.Col = d.pos(n.start)
+		e.Line, e.Col = d.pos(n.Start)
 	}
 	return e
 }
@@ -216,26 +218,26 @@ func (d *decoder) finding(field, format string, args ...any) {
 	d.warns = append(d.warns, Warning{File: d.ref.Path, Field: field, Message: fmt.Sprintf(format, args...), Level: LevelError})
 }
 
-func (d *decoder) str(n *jnode, field string) (string, error) {
-	if n.kind != jString {
-		return "", d.fail(n, field, "must be a string (found %s)", n.what())
+func (d *decoder) str(n *jsontree.Node, field string) (string, error) {
+	if n.Kind != jsontree.String {
+		return "", d.fail(n, field, "must be a string (found %s)", n.What())
 	}
-	return n.str, nil
+	return n.Str, nil
 }
 
-func (d *decoder) boolean(n *jnode, field string) (bool, error) {
-	if n.kind != jBool {
-		return false, d.fail(n, field, "must be a boolean (found %s)", n.what())
+func (d *decoder) boolean(n *jsontree.Node, field string) (bool, error) {
+	if n.Kind != jsontree.Bool {
+		return false, d.fail(n, field, "must be a boolean (found %s)", n.What())
 	}
-	return n.b, nil
+	return n.Boolean, nil
 }
 
-func (d *decoder) strings(n *jnode, field string) ([]string, error) {
-	if n.kind != jArray {
-		return nil, d.fail(n, field, "must be an array of strings (found %s)", n.what())
+func (d *decoder) strings(n *jsontree.Node, field string) ([]string, error) {
+	if n.Kind != jsontree.Array {
+		return nil, d.fail(n, field, "must be an array of strings (found %s)", n.What())
 	}
-	out := make([]string, 0, len(n.elems))
-	for i, e := range n.elems {
+	out := make([]string, 0, len(n.Elems))
+	for i, e := range n.Elems {
 		s, err := d.str(e, fmt.Sprintf("%s[%d]", field, i))
 		if err != nil {
 			return nil, err
@@ -245,13 +247,13 @@ func (d *decoder) strings(n *jnode, field string) ([]string, error) {
 	return out, nil
 }
 
-func (d *decoder) stringMap(n *jnode, field string) (map[string]string, error) {
-	if n.kind != jObject {
-		return nil, d.fail(n, field, "must be an object of strings (found %s)", n.what())
+func (d *decoder) stringMap(n *jsontree.Node, field string) (map[string]string, error) {
+	if n.Kind != jsontree.Object {
+		return nil, d.fail(n, field, "must be an object of strings (found %s)", n.What())
 	}
-	out := make(map[string]string, len(n.keys))
-	for i, k := range n.keys {
-		s, err := d.str(n.vals[i], field+"."+k)
+	out := make(map[string]string, len(n.Keys))
+	for i, k := range n.Keys {
+		s, err := d.str(n.Vals[i], field+"."+k)
 		if err != nil {
 			return nil, err
 		}
@@ -261,15 +263,15 @@ func (d *decoder) stringMap(n *jnode, field string) (map[string]string, error) {
 }
 
 // settings decodes the top-level object into f.
-func (d *decoder) settings(root *jnode, f *File) error {
-	if root.kind != jObject {
-		return d.fail(root, "", "settings must be a JSON object (found %s)", root.what())
+func (d *decoder) settings(root *jsontree.Node, f *File) error {
+	if root.Kind != jsontree.Object {
+		return d.fail(root, "", "settings must be a JSON object (found %s)", root.What())
 	}
-	s := &Settings{Keys: append([]string(nil), root.keys...)}
+	s := &Settings{Keys: append([]string(nil), root.Keys...)}
 	f.Settings = s
 	managed := d.ref.Managed()
-	for i, key := range root.keys {
-		v := root.vals[i]
+	for i, key := range root.Keys {
+		v := root.Vals[i]
 		var err error
 		switch key {
 		case "hooks":
@@ -287,12 +289,12 @@ func (d *decoder) settings(root *jnode, f *File) error {
 				continue
 			}
 			b := true
-			if v.kind == jBool {
-				b = v.b
+			if v.Kind == jsontree.Bool {
+				b = v.Boolean
 			} else {
 				// Spec §7: an invalid value is treated as true. A lock that is present but
 				// mistyped is safest read as locked.
-				d.warn(key, "must be a boolean (found %s); treated as true, as Claude Code does", v.what())
+				d.warn(key, "must be a boolean (found %s); treated as true, as Claude Code does", v.What())
 			}
 			if key == "allowManagedHooksOnly" {
 				s.AllowManagedHooksOnly = &b
@@ -331,28 +333,28 @@ func (d *decoder) settings(root *jnode, f *File) error {
 
 // hookdMeta decodes the "hookd" object leniently: it is hookd's own bookkeeping, and a
 // mistyped field must not cost the moved hooks.
-func (d *decoder) hookdMeta(n *jnode) *HookdMeta {
-	if n.kind != jObject {
-		d.warn("hookd", "must be an object (found %s); ignored", n.what())
+func (d *decoder) hookdMeta(n *jsontree.Node) *HookdMeta {
+	if n.Kind != jsontree.Object {
+		d.warn("hookd", "must be an object (found %s); ignored", n.What())
 		return nil
 	}
 	m := &HookdMeta{}
-	for i, k := range n.keys {
-		v := n.vals[i]
+	for i, k := range n.Keys {
+		v := n.Vals[i]
 		switch k {
 		case "version":
-			if v.kind == jNumber {
-				if x, err := v.num.Int64(); err == nil {
+			if v.Kind == jsontree.Number {
+				if x, err := v.Num.Int64(); err == nil {
 					m.Version = int(x)
 				}
 			}
 		case "installed_from":
-			if v.kind == jString {
-				m.InstalledFrom = v.str
+			if v.Kind == jsontree.String {
+				m.InstalledFrom = v.Str
 			}
 		case "forwarder":
-			if v.kind == jString {
-				m.Forwarder = v.str
+			if v.Kind == jsontree.String {
+				m.Forwarder = v.Str
 			}
 		}
 	}
@@ -361,37 +363,37 @@ func (d *decoder) hookdMeta(n *jnode) *HookdMeta {
 
 // env decodes "env". Values should be strings; numbers and booleans are accepted with a
 // warning (hookd does not act on env, so rejecting the file for it would only lose hooks).
-func (d *decoder) env(n *jnode) (map[string]string, error) {
-	if n.kind != jObject {
-		return nil, d.fail(n, "env", "must be an object (found %s)", n.what())
+func (d *decoder) env(n *jsontree.Node) (map[string]string, error) {
+	if n.Kind != jsontree.Object {
+		return nil, d.fail(n, "env", "must be an object (found %s)", n.What())
 	}
-	out := make(map[string]string, len(n.keys))
-	for i, k := range n.keys {
-		v := n.vals[i]
-		switch v.kind {
-		case jString:
-			out[k] = v.str
-		case jNumber:
-			out[k] = v.num.String()
+	out := make(map[string]string, len(n.Keys))
+	for i, k := range n.Keys {
+		v := n.Vals[i]
+		switch v.Kind {
+		case jsontree.String:
+			out[k] = v.Str
+		case jsontree.Number:
+			out[k] = v.Num.String()
 			d.warn("env."+k, "should be a string (found a number)")
-		case jBool:
-			out[k] = fmt.Sprint(v.b)
+		case jsontree.Bool:
+			out[k] = fmt.Sprint(v.Boolean)
 			d.warn("env."+k, "should be a string (found a boolean)")
 		default:
-			return nil, d.fail(v, "env."+k, "must be a string (found %s)", v.what())
+			return nil, d.fail(v, "env."+k, "must be a string (found %s)", v.What())
 		}
 	}
 	return out, nil
 }
 
-func (d *decoder) permissions(n *jnode, s *Settings, f *File) error {
-	if n.kind != jObject {
-		return d.fail(n, "permissions", "must be an object (found %s)", n.what())
+func (d *decoder) permissions(n *jsontree.Node, s *Settings, f *File) error {
+	if n.Kind != jsontree.Object {
+		return d.fail(n, "permissions", "must be an object (found %s)", n.What())
 	}
 	p := &Permissions{}
 	s.Permissions = p
-	for i, key := range n.keys {
-		v := n.vals[i]
+	for i, key := range n.Keys {
+		v := n.Vals[i]
 		field := "permissions." + key
 		var err error
 		switch key {
@@ -405,13 +407,13 @@ func (d *decoder) permissions(n *jnode, s *Settings, f *File) error {
 			}
 		case "disableBypassPermissionsMode", "disableAutoMode":
 			var val string
-			switch v.kind {
-			case jString:
-				val = v.str
-			case jBool:
-				val = fmt.Sprint(v.b)
+			switch v.Kind {
+			case jsontree.String:
+				val = v.Str
+			case jsontree.Bool:
+				val = fmt.Sprint(v.Boolean)
 			default:
-				err = d.fail(v, field, "must be a string (found %s)", v.what())
+				err = d.fail(v, field, "must be a string (found %s)", v.What())
 			}
 			if key == "disableAutoMode" {
 				p.DisableAutoMode = val
@@ -437,7 +439,7 @@ func (d *decoder) permissions(n *jnode, s *Settings, f *File) error {
 		list rules.List
 		dst  *[]string
 	}{{"deny", rules.Deny, &p.Deny}, {"ask", rules.Ask, &p.Ask}, {"allow", rules.Allow, &p.Allow}} {
-		v := n.get(l.key)
+		v := n.Get(l.key)
 		if v == nil {
 			continue
 		}
@@ -454,7 +456,7 @@ func (d *decoder) permissions(n *jnode, s *Settings, f *File) error {
 				continue
 			}
 			if err != nil {
-				return d.fail(v.elems[i], fmt.Sprintf("%s[%d]", field, i), "invalid rule %s", ruleErr(err))
+				return d.fail(v.Elems[i], fmt.Sprintf("%s[%d]", field, i), "invalid rule %s", ruleErr(err))
 			}
 			f.Rules = append(f.Rules, r)
 		}
@@ -462,12 +464,12 @@ func (d *decoder) permissions(n *jnode, s *Settings, f *File) error {
 	return nil
 }
 
-func (d *decoder) hooks(n *jnode, s *Settings, f *File) error {
-	if n.kind != jObject {
-		return d.fail(n, "hooks", "must be an object of event names (found %s)", n.what())
+func (d *decoder) hooks(n *jsontree.Node, s *Settings, f *File) error {
+	if n.Kind != jsontree.Object {
+		return d.fail(n, "hooks", "must be an object of event names (found %s)", n.What())
 	}
-	for i, name := range n.keys {
-		v := n.vals[i]
+	for i, name := range n.Keys {
+		v := n.Vals[i]
 		field := "hooks." + name
 		ev, ok := events.Lookup(name)
 		if !ok {
@@ -480,11 +482,11 @@ func (d *decoder) hooks(n *jnode, s *Settings, f *File) error {
 			d.warn(field, "%s", msg)
 			continue
 		}
-		if v.kind != jArray {
-			return d.fail(v, field, "must be an array of matcher groups (found %s)", v.what())
+		if v.Kind != jsontree.Array {
+			return d.fail(v, field, "must be an array of matcher groups (found %s)", v.What())
 		}
 		eh := EventHooks{Event: name}
-		for gi, g := range v.elems {
+		for gi, g := range v.Elems {
 			grp, hs, err := d.group(ev, g, fmt.Sprintf("%s[%d]", field, gi), gi)
 			if err != nil {
 				return err
@@ -497,19 +499,19 @@ func (d *decoder) hooks(n *jnode, s *Settings, f *File) error {
 	return nil
 }
 
-func (d *decoder) group(ev *events.Event, g *jnode, field string, gi int) (HookGroup, []*Handler, error) {
+func (d *decoder) group(ev *events.Event, g *jsontree.Node, field string, gi int) (HookGroup, []*Handler, error) {
 	var grp HookGroup
-	if g.kind != jObject {
-		return grp, nil, d.fail(g, field, "must be an object with \"matcher\" and \"hooks\" (found %s)", g.what())
+	if g.Kind != jsontree.Object {
+		return grp, nil, d.fail(g, field, "must be an object with \"matcher\" and \"hooks\" (found %s)", g.What())
 	}
-	for _, k := range g.keys {
+	for _, k := range g.Keys {
 		if k != "matcher" && k != "hooks" {
 			d.warn(field+"."+k, "unknown field in matcher group; ignored")
 		}
 	}
 	var m *matcher.Matcher
 	matcherText := ""
-	if mn := g.get("matcher"); mn != nil {
+	if mn := g.Get("matcher"); mn != nil {
 		text, err := d.str(mn, field+".matcher")
 		if err != nil {
 			return grp, nil, err
@@ -534,15 +536,15 @@ func (d *decoder) group(ev *events.Event, g *jnode, field string, gi int) (HookG
 			}
 		}
 	}
-	hn := g.get("hooks")
+	hn := g.Get("hooks")
 	if hn == nil {
 		return grp, nil, d.fail(g, field+".hooks", "missing (a matcher group needs a \"hooks\" array)")
 	}
-	if hn.kind != jArray {
-		return grp, nil, d.fail(hn, field+".hooks", "must be an array of handlers (found %s)", hn.what())
+	if hn.Kind != jsontree.Array {
+		return grp, nil, d.fail(hn, field+".hooks", "must be an array of handlers (found %s)", hn.What())
 	}
 	var out []*Handler
-	for hi, e := range hn.elems {
+	for hi, e := range hn.Elems {
 		spec, h, err := d.handler(ev, e, fmt.Sprintf("%s.hooks[%d]", field, hi))
 		if err != nil {
 			return grp, nil, err
@@ -601,12 +603,12 @@ func HandlerFields() (decoded map[string][]events.HandlerType, ignored map[strin
 // beyond any sensible hook.
 const maxTimeout = 365 * 24 * 3600
 
-func (d *decoder) handler(ev *events.Event, n *jnode, field string) (HookSpec, *Handler, error) {
+func (d *decoder) handler(ev *events.Event, n *jsontree.Node, field string) (HookSpec, *Handler, error) {
 	var spec HookSpec
-	if n.kind != jObject {
-		return spec, nil, d.fail(n, field, "must be a handler object (found %s)", n.what())
+	if n.Kind != jsontree.Object {
+		return spec, nil, d.fail(n, field, "must be a handler object (found %s)", n.What())
 	}
-	tn := n.get("type")
+	tn := n.Get("type")
 	if tn == nil {
 		return spec, nil, d.fail(n, field+".type", "missing (one of command, http, mcp_tool, prompt, agent)")
 	}
@@ -623,10 +625,10 @@ func (d *decoder) handler(ev *events.Event, n *jnode, field string) (HookSpec, *
 	}
 	spec.Type = typ
 	h := &Handler{Event: ev, Type: ht, Source: d.ref.Source(), File: d.ref.Path, Runnable: ht.Runnable(),
-		Raw: json.RawMessage(d.data[n.start:n.end])}
+		Raw: json.RawMessage(d.data[n.Start:n.End])}
 
-	for i, key := range n.keys {
-		v := n.vals[i]
+	for i, key := range n.Keys {
+		v := n.Vals[i]
 		kf := field + "." + key
 		types, known := fieldTypes[key]
 		if !known {
@@ -664,18 +666,18 @@ func (d *decoder) handler(ev *events.Event, n *jnode, field string) (HookSpec, *
 				}
 			}
 		case "timeout":
-			if v.kind != jNumber {
-				err = d.fail(v, kf, "must be a number of seconds (found %s)", v.what())
+			if v.Kind != jsontree.Number {
+				err = d.fail(v, kf, "must be a number of seconds (found %s)", v.What())
 				break
 			}
-			secs, perr := v.num.Float64()
+			secs, perr := v.Num.Float64()
 			switch {
 			case perr != nil || math.IsNaN(secs) || math.IsInf(secs, 0):
-				err = d.fail(v, kf, "must be a number of seconds (found %s)", v.num)
+				err = d.fail(v, kf, "must be a number of seconds (found %s)", v.Num)
 			case secs < 0:
-				err = d.fail(v, kf, "must not be negative (found %s)", v.num)
+				err = d.fail(v, kf, "must not be negative (found %s)", v.Num)
 			case secs > maxTimeout:
-				err = d.fail(v, kf, "too large (%s seconds; at most %d)", v.num, maxTimeout)
+				err = d.fail(v, kf, "too large (%s seconds; at most %d)", v.Num, maxTimeout)
 			default:
 				spec.Timeout = &secs
 				h.Timeout = time.Duration(math.Round(secs * float64(time.Second)))
@@ -711,10 +713,10 @@ func (d *decoder) handler(ev *events.Event, n *jnode, field string) (HookSpec, *
 		case "tool":
 			spec.Tool, err = d.str(v, kf)
 		case "input":
-			if v.kind != jObject {
-				err = d.fail(v, kf, "must be an object (found %s)", v.what())
+			if v.Kind != jsontree.Object {
+				err = d.fail(v, kf, "must be an object (found %s)", v.What())
 			} else {
-				spec.Input = json.RawMessage(d.data[v.start:v.end])
+				spec.Input = json.RawMessage(d.data[v.Start:v.End])
 			}
 		case "prompt":
 			spec.Prompt, err = d.str(v, kf)

@@ -1,4 +1,4 @@
-package configs
+package settings
 
 import (
 	"encoding/json"
@@ -21,9 +21,11 @@ func FuzzParseFile(f *testing.F) {
 	for i, c := range parseWarningCases {
 		f.Add([]byte(c.text), uint8(i))
 	}
-	if b, err := os.ReadFile(filepath.Join("examples", "settings.json")); err == nil {
-		f.Add(b, uint8(2))
+	example, err := os.ReadFile(filepath.Join("..", "examples", "settings.json"))
+	if err != nil {
+		f.Fatal(err)
 	}
+	f.Add(example, uint8(2))
 	f.Add([]byte("\xef\xbb\xbf{}"), uint8(1))
 	f.Add([]byte(`{"hooks":{"FileChanged":[{"matcher":"a|b","hooks":[{"type":"command","command":"x","if":"Read(./a)"}]}]}}`), uint8(3))
 

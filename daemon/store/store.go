@@ -1,4 +1,4 @@
-package settings
+package store
 
 import (
 	"context"
@@ -17,7 +17,7 @@ import (
 
 	"go.uber.org/zap"
 
-	"github.com/hookd/hookd/configs"
+	"github.com/hookd/hookd/configs/settings"
 	"github.com/hookd/hookd/protocol"
 )
 
@@ -37,7 +37,7 @@ import (
 // Status until the file changes again.
 type Store struct {
 	log  *zap.Logger
-	base configs.Sources
+	base settings.Sources
 
 	// reloadMu serialises reloads: one read → veto → commit cycle at a time. The hot path
 	// never takes it, and neither does loading a new project.
@@ -100,9 +100,9 @@ type retryPolicy struct {
 var defaultRetry = retryPolicy{tries: 3, step: 25 * time.Millisecond}
 
 type fileState struct {
-	ref  configs.FileRef
-	good *configs.File // version in force; nil: the file contributes nothing
-	err  error         // the content on disk is invalid (good stays in force)
+	ref  settings.FileRef
+	good *settings.File // version in force; nil: the file contributes nothing
+	err  error          // the content on disk is invalid (good stays in force)
 	// absent: the file does not exist on disk. good is nil then, unless a ConfigChange
 	// hook refused the deletion.
 	absent bool
@@ -121,8 +121,8 @@ const absentToken = "absent"
 
 type projectState struct {
 	dir  string
-	refs []configs.FileRef // guarded by Store.mu
-	snap atomic.Pointer[configs.Snapshot]
+	refs []settings.FileRef // guarded by Store.mu
+	snap atomic.Pointer[settings.Snapshot]
 	gen  atomic.Uint64
 	at   atomic.Int64 // unix nanos of the last swap
 	used atomic.Int64 // unix nanos of the last Snapshot call (coarse: see touch)
@@ -140,7 +140,7 @@ func (p *projectState) touch() {
 // SettingsChange is one detected content change of a settings file, offered to the veto
 // (ConfigChange hooks) before it is applied.
 type SettingsChange struct {
-	Ref configs.FileRef
+	Ref settings.FileRef
 	// Source is the ConfigChange source: user_settings, project_settings, local_settings
 	// or policy_settings.
 	Source string
@@ -165,15 +165,15 @@ const (
 // configChangeSource maps a file to its ConfigChange source; "" for files Claude Code
 // does not watch (--settings files, hookd-owned files). It goes by where the file is
 // (Kind), not its label.
-func configChangeSource(ref configs.FileRef) string {
+func configChangeSource(ref settings.FileRef) string {
 	switch ref.Kind {
-	case configs.KindManaged:
+	case settings.KindManaged:
 		return SourcePolicy
-	case configs.KindUser:
+	case settings.KindUser:
 		return SourceUser
-	case configs.KindProject:
+	case settings.KindProject:
 		return SourceProject
-	case configs.KindLocal:
+	case settings.KindLocal:
 		return SourceLocal
 	}
 	return ""
@@ -189,7 +189,7 @@ type StoreOptions struct {
 	Logger *zap.Logger // nil: no logging
 	// Sources are the settings files every project shares (ManagedDir, UserDir, Home,
 	// Extra); each project adds its own project and local files.
-	Sources configs.Sources
+	Sources settings.Sources
 	// Veto, if set, is offered every content change before it is applied (the daemon
 	// runs the ConfigChange hooks there).
 	Veto VetoFunc
@@ -235,7 +235,7 @@ func (s *Store) attachWatcher(newProject func(project string), evicted func(proj
 
 // Snapshot returns the current snapshot for project, loading the project on first use.
 // For a known project it takes no lock.
-func (s *Store) Snapshot(project string) *configs.Snapshot {
+func (s *Store) Snapshot(project string) *settings.Snapshot {
 	if p, ok := (*s.projects.Load())[project]; ok {
 		p.touch()
 		return p.snap.Load()
@@ -247,7 +247,7 @@ func (s *Store) Snapshot(project string) *configs.Snapshot {
 func (s *Store) Generation() uint64 { return s.generation.Load() }
 
 // Base returns the sources every project shares.
-func (s *Store) Base() configs.Sources { return s.base }
+func (s *Store) Base() settings.Sources { return s.base }
 
 // Projects returns the loaded projects' directories, sorted.
 func (s *Store) Projects() []string {
@@ -260,7 +260,7 @@ func (s *Store) Projects() []string {
 	return out
 }
 
-func (s *Store) sourcesFor(project string) configs.Sources {
+func (s *Store) sourcesFor(project string) settings.Sources {
 	src := s.base
 	src.ProjectDir = project
 	return src
@@ -271,7 +271,7 @@ func (s *Store) sourcesFor(project string) configs.Sources {
 func (s *Store) addProject(project string) *projectState {
 	refs := s.sourcesFor(project).Files()
 	s.mu.Lock()
-	var unknown []configs.FileRef
+	var unknown []settings.FileRef
 	for _, r := range refs {
 		if _, ok := s.files[r.Path]; !ok {
 			unknown = append(unknown, r)
@@ -329,7 +329,7 @@ func (s *Store) publishLocked(project string, p *projectState) {
 	s.countRefsLocked(p.refs, +1)
 }
 
-func (s *Store) countRefsLocked(refs []configs.FileRef, delta int) {
+func (s *Store) countRefsLocked(refs []settings.FileRef, delta int) {
 	for _, r := range refs {
 		if n := s.refCount[r.Path] + delta; n > 0 {
 			s.refCount[r.Path] = n
@@ -341,12 +341,12 @@ func (s *Store) countRefsLocked(refs []configs.FileRef, delta int) {
 
 // projectOwned reports whether a file belongs to one project (its .claude/settings*.json
 // and their hookd files) rather than to every project (managed, user, --settings).
-func projectOwned(ref configs.FileRef) bool {
+func projectOwned(ref settings.FileRef) bool {
 	switch ref.Kind {
-	case configs.KindProject, configs.KindLocal:
+	case settings.KindProject, settings.KindLocal:
 		return true
-	case configs.KindHookd:
-		return ref.Origin == configs.KindProject || ref.Origin == configs.KindLocal
+	case settings.KindHookd:
+		return ref.Origin == settings.KindProject || ref.Origin == settings.KindLocal
 	}
 	return false
 }
@@ -458,13 +458,13 @@ func (s *Store) firstStateLocked(r readResult, now time.Time) *fileState {
 
 // readResult is one file as read from disk, parsed but not yet applied.
 type readResult struct {
-	ref    configs.FileRef
+	ref    settings.FileRef
 	token  string // content hash, absentToken, or an error token
 	absent bool
-	file   *configs.File // valid content
-	err    error         // invalid content, or unreadable
-	parse  bool          // err is about the content (a retry may help), not the file system
-	readAt time.Time     // when the read started
+	file   *settings.File // valid content
+	err    error          // invalid content, or unreadable
+	parse  bool           // err is about the content (a retry may help), not the file system
+	readAt time.Time      // when the read started
 }
 
 // maxSettingsBytes bounds a read; configs rejects files over 8 MiB with a clear error.
@@ -472,7 +472,7 @@ const maxSettingsBytes = 16 << 20
 
 // read reads and parses one file without locks. When the content hash equals prevSeen
 // the file is not parsed again (the caller keeps its state).
-func (s *Store) read(ref configs.FileRef, prevSeen string) readResult {
+func (s *Store) read(ref settings.FileRef, prevSeen string) readResult {
 	r := readResult{ref: ref, readAt: time.Now()}
 	path := ref.Path
 	if s.base.Home != "" && strings.HasPrefix(path, "~/") {
@@ -484,7 +484,7 @@ func (s *Store) read(ref configs.FileRef, prevSeen string) readResult {
 		r.token, r.absent = absentToken, true
 		return r
 	case err != nil:
-		r.err = &configs.FileError{File: path, Err: err}
+		r.err = &settings.FileError{File: path, Err: err}
 		r.token = "error:" + err.Error()
 		return r
 	}
@@ -497,25 +497,25 @@ func (s *Store) read(ref configs.FileRef, prevSeen string) readResult {
 		// configs names the limit; hand it a prefix that is surely too long.
 		data = data[:maxSettingsBytes]
 	}
-	r.file, r.err = configs.ParseFile(ref, data, s.base.Home)
+	r.file, r.err = settings.ParseFile(ref, data, s.base.Home)
 	r.parse = r.err != nil
 	return r
 }
 
-// readCapped reads a settings file the safe way (configs.ReadFile): opened
+// readCapped reads a settings file the safe way (settings.ReadFile): opened
 // non-blocking, regular files only, bounded in size and time. A FIFO among the
 // settings files used to block this read — and with it every later reload, SIGHUP and
 // shutdown — forever.
-func readCapped(path string) ([]byte, error) { return configs.ReadFile(path) }
+func readCapped(path string) ([]byte, error) { return settings.ReadFile(path) }
 
-func (s *Store) compileLocked(p *projectState) *configs.Snapshot {
-	files := make([]*configs.File, 0, len(p.refs))
+func (s *Store) compileLocked(p *projectState) *settings.Snapshot {
+	files := make([]*settings.File, 0, len(p.refs))
 	for _, r := range p.refs {
 		if st := s.files[r.Path]; st != nil && st.good != nil {
 			files = append(files, st.good)
 		}
 	}
-	return configs.Compile(files)
+	return settings.Compile(files)
 }
 
 // Reload re-reads the given files — every known file when paths is empty — and swaps in
@@ -593,22 +593,22 @@ func (s *Store) reload(ctx context.Context, why string, paths ...string) protoco
 // drop-ins that appeared since the last reload. It rebuilds the projects' file lists
 // when the managed-settings.d listing changed, and then reports rebuilt. Called with
 // reloadMu held.
-func (s *Store) reloadSetLocked(paths []string) (refs []configs.FileRef, rebuilt bool) {
+func (s *Store) reloadSetLocked(paths []string) (refs []settings.FileRef, rebuilt bool) {
 	base := s.base.Files() // lists managed-settings.d now
 	var dropIns []string
 	for _, r := range base {
-		if r.Kind == configs.KindManaged && filepath.Dir(r.Path) == s.base.ManagedDropInDir() {
+		if r.Kind == settings.KindManaged && filepath.Dir(r.Path) == s.base.ManagedDropInDir() {
 			dropIns = append(dropIns, r.Path)
 		}
 	}
 	s.mu.Lock()
 	listingChanged := !slices.Equal(dropIns, s.dropIns)
 	s.mu.Unlock()
-	var newRefs map[string][]configs.FileRef
+	var newRefs map[string][]settings.FileRef
 	if listingChanged {
 		// Rare (a drop-in was added or removed): rebuild every project's list, reading
 		// the disk outside the lock.
-		newRefs = map[string][]configs.FileRef{}
+		newRefs = map[string][]settings.FileRef{}
 		for _, p := range s.Projects() {
 			newRefs[p] = s.sourcesFor(p).Files()
 		}
@@ -624,7 +624,7 @@ func (s *Store) reloadSetLocked(paths []string) (refs []configs.FileRef, rebuilt
 			s.countRefsLocked(p.refs, +1)
 		}
 	}
-	want := map[string]configs.FileRef{}
+	want := map[string]settings.FileRef{}
 	if len(paths) == 0 {
 		for path, st := range s.files {
 			want[path] = st.ref
@@ -649,7 +649,7 @@ func (s *Store) reloadSetLocked(paths []string) (refs []configs.FileRef, rebuilt
 			}
 		}
 	}
-	refs = make([]configs.FileRef, 0, len(want))
+	refs = make([]settings.FileRef, 0, len(want))
 	for _, r := range want {
 		refs = append(refs, r)
 	}
@@ -665,13 +665,13 @@ func (s *Store) pruneLocked() {
 		used[path] = true
 	}
 	for path, st := range s.files {
-		if st.absent && st.good == nil && !used[path] && s.refCount[path] == 0 && st.ref.Kind == configs.KindManaged {
+		if st.absent && st.good == nil && !used[path] && s.refCount[path] == 0 && st.ref.Kind == settings.KindManaged {
 			delete(s.files, path)
 		}
 	}
 }
 
-func (s *Store) seenTokens(refs []configs.FileRef) map[string]string {
+func (s *Store) seenTokens(refs []settings.FileRef) map[string]string {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	m := make(map[string]string, len(refs))
@@ -728,7 +728,7 @@ func (s *Store) apply(ctx context.Context, reads []readResult, rebuilt bool, sum
 
 	type swap struct {
 		project  string
-		old, new *configs.Snapshot
+		old, new *settings.Snapshot
 	}
 	var swaps []swap
 	now := time.Now()
@@ -832,7 +832,7 @@ func (s *Store) logRead(r readResult, prev *fileState) {
 			keep = "keeping last good version " + short(prev.good.Hash)
 		}
 		fields := []zap.Field{zap.String("file", r.ref.Path), zap.Error(r.err), zap.String("action", keep)}
-		var fe *configs.FileError
+		var fe *settings.FileError
 		if errors.As(r.err, &fe) {
 			if fe.Field != "" {
 				fields = append(fields, zap.String("field", fe.Field))
@@ -855,7 +855,7 @@ func (s *Store) logRead(r readResult, prev *fileState) {
 	}
 }
 
-func fileHash(f *configs.File) string {
+func fileHash(f *settings.File) string {
 	if f == nil {
 		return ""
 	}
@@ -882,10 +882,10 @@ func usesAny(p *projectState, paths map[string]bool) bool {
 }
 
 // KnownFiles returns every settings file the store reads, sorted.
-func (s *Store) KnownFiles() []configs.FileRef {
+func (s *Store) KnownFiles() []settings.FileRef {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	out := make([]configs.FileRef, 0, len(s.files))
+	out := make([]settings.FileRef, 0, len(s.files))
 	for _, st := range s.files {
 		out = append(out, st.ref)
 	}
@@ -979,8 +979,8 @@ func (s *Store) Status() ([]protocol.SourceStatus, []protocol.ProjectStatus) {
 
 // DiffSnapshots summarises what changed between two snapshots, per event:
 // "PreToolUse: +1 -0 ~1".
-func DiffSnapshots(old, new *configs.Snapshot) []string {
-	index := func(s *configs.Snapshot) map[string]map[string]string {
+func DiffSnapshots(old, new *settings.Snapshot) []string {
+	index := func(s *settings.Snapshot) map[string]map[string]string {
 		m := map[string]map[string]string{}
 		for _, f := range s.Files {
 			for _, h := range f.Handlers {

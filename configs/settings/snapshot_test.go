@@ -1,4 +1,4 @@
-package configs
+package settings
 
 import (
 	"encoding/json"
@@ -528,7 +528,7 @@ func TestMatchBasenameAndNoMatcherField(t *testing.T) {
 // events tool_name/tool_input.
 func TestGoldenPayloads(t *testing.T) {
 	// Captured from real Claude Code 2.1.330; test/testdata/README.md has the provenance.
-	dir := filepath.Join("..", "test", "testdata", "payloads", "claude-code-2.1.330")
+	dir := filepath.Join("..", "..", "test", "testdata", "payloads", "claude-code-2.1.330")
 	paths, _ := filepath.Glob(filepath.Join(dir, "*.json"))
 	if len(paths) == 0 {
 		t.Fatalf("no payloads in %s", dir)

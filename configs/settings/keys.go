@@ -1,4 +1,4 @@
-package configs
+package settings
 
 // knownTopLevelKeys are the top-level keys Claude Code reads from a settings file.
 //
