@@ -7,6 +7,8 @@ import (
 	"fmt"
 	"syscall"
 	"time"
+
+	"github.com/hookd/hookd/protocol/lite"
 )
 
 // DialSync connects to the daemon's socket with plain blocking system calls instead of
@@ -23,7 +25,7 @@ func DialSync(path string, timeout time.Duration) (*Client, error) {
 	if err := CheckSocket(path); err != nil {
 		return nil, err
 	}
-	fd, err := syscall.Socket(syscall.AF_UNIX, syscall.SOCK_STREAM|syscall.SOCK_CLOEXEC, 0)
+	fd, err := lite.UnixSocket()
 	if err != nil {
 		return nil, fmt.Errorf("%w at %s: %w", ErrUnreachable, path, err)
 	}

@@ -27,7 +27,7 @@ func Dial(path string) (*Conn, error) {
 	if err := CheckSocket(path); err != nil {
 		return nil, err
 	}
-	fd, err := syscall.Socket(syscall.AF_UNIX, syscall.SOCK_STREAM|syscall.SOCK_CLOEXEC, 0)
+	fd, err := UnixSocket()
 	if err != nil {
 		return nil, unreachable(path, err)
 	}

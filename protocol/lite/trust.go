@@ -40,7 +40,7 @@ func CheckSocket(path string) error {
 	}
 	switch {
 	case st.Mode&syscall.S_IFMT != syscall.S_IFSOCK:
-		return untrusted(path, "not a socket ("+fileKind(st.Mode)+")", nil)
+		return untrusted(path, "not a socket ("+fileKind(uint32(st.Mode))+")", nil)
 	case int(st.Uid) != uid && st.Uid != 0:
 		return untrusted(path, "owned by uid "+utoa(st.Uid)+", not by uid "+strconv.Itoa(uid)+" or root", nil)
 	}
@@ -76,7 +76,7 @@ func trustedDir(dir string, st *syscall.Stat_t, uid int) error {
 	case int(st.Uid) != uid && st.Uid != 0:
 		return wrap("directory " + dir + " is owned by uid " + utoa(st.Uid) + ", not by uid " + strconv.Itoa(uid) + " or root")
 	case st.Mode&0o022 != 0:
-		return wrap("directory " + dir + " is writable by group or others (mode " + octal4(st.Mode&0o7777) + ")")
+		return wrap("directory " + dir + " is writable by group or others (mode " + octal4(uint32(st.Mode)&0o7777) + ")")
 	}
 	return nil
 }
@@ -109,8 +109,8 @@ func fileKind(mode uint32) string {
 }
 
 // CheckPeer is the check after connecting, before sending: the process that listens on
-// the connected socket fd must run as the caller's uid or root (SO_PEERCRED where the
-// system has it).
+// the connected socket fd must run as the caller's uid or root (SO_PEERCRED on Linux,
+// LOCAL_PEERCRED on macOS).
 func CheckPeer(path string, fd int) error {
 	uid, ok, err := peerUID(fd)
 	if err != nil {
