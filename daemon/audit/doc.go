@@ -35,6 +35,11 @@
 // every record on its own; "never" only write(2)s (survives a daemon crash, not a power
 // loss).
 //
+// "fsync" means reaching stable storage, through the drive's write cache: on Linux
+// fsync(2) for the records and fdatasync(2) for the head; on macOS, where fsync(2)
+// stops at the drive's cache, F_BARRIERFSYNC for the records (ordered before the head)
+// and F_FULLFSYNC for the head (sync_linux.go, sync_darwin.go; docs/platforms.md).
+//
 // # Recovery
 //
 // Open (and any writer that finds the file changed under it) reads the tail of the

@@ -12,7 +12,6 @@ import (
 	"sort"
 	"strconv"
 	"strings"
-	"syscall"
 	"time"
 
 	"go.uber.org/zap"
@@ -464,7 +463,7 @@ func (l *Log) writeTip() error {
 		return fmt.Errorf("writing audit head: %w", err)
 	}
 	if l.opts.Fsync != FsyncNever {
-		if err := syscall.Fdatasync(int(l.headF.Fd())); err != nil {
+		if err := syncHead(l.headF); err != nil {
 			l.closeHeadFile()
 			return fmt.Errorf("syncing audit head: %w", err)
 		}

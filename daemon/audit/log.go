@@ -451,7 +451,7 @@ func (l *Log) writeLines() (int, error) {
 		start := 0
 		for _, end := range l.ends {
 			if _, err = l.f.Write(l.buf[start:end]); err == nil {
-				err = l.f.Sync()
+				err = syncRecords(l.f)
 			}
 			if err != nil {
 				break
@@ -461,7 +461,7 @@ func (l *Log) writeLines() (int, error) {
 		}
 	default:
 		if _, err = l.f.Write(l.buf); err == nil && l.opts.Fsync == FsyncBatch {
-			err = l.f.Sync()
+			err = syncRecords(l.f)
 		}
 		if err == nil {
 			ok = len(l.ends)
