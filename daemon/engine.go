@@ -443,7 +443,7 @@ func (e *Engine) Handle(ctx context.Context, req *protocol.Request, caller Calle
 			d.NotDelivered = "caller_disconnected"
 		}
 		if ev.CanBlock {
-			fc := protocol.FailClosed(ev.Name, "hookd: "+cause.Error())
+			fc := events.FailClosed(ev.Name, "hookd: "+cause.Error())
 			fc.DecisionID, fc.Revision, fc.Mode, fc.Hooks = d.ID, res.Revision, res.Mode, res.Hooks
 			res = fc
 		}
@@ -460,7 +460,7 @@ func (e *Engine) Handle(ctx context.Context, req *protocol.Request, caller Calle
 			log().Error("audit record not written", zap.Error(err))
 			if ev.CanBlock {
 				// A decision that cannot be recorded is not allowed (issue 5).
-				fc := protocol.FailClosed(ev.Name, "hookd: decision could not be recorded in the audit log: "+err.Error())
+				fc := events.FailClosed(ev.Name, "hookd: decision could not be recorded in the audit log: "+err.Error())
 				fc.DecisionID, fc.Revision, fc.Hooks = d.ID, res.Revision, res.Hooks
 				return fc, nil
 			}

@@ -34,12 +34,12 @@ type harnessReq struct {
 	original []byte // the payload as the harness sent it
 }
 
-// harnessOf identifies the harness (Request.Harness, else protocol.DetectHarness) and
+// harnessOf identifies the harness (Request.Harness, else harness.Detect) and
 // puts the payload into Claude Code's shape.
 func (e *Engine) harnessOf(req *protocol.Request) (*harnessReq, error) {
 	name := req.Harness
 	if name == "" {
-		name = protocol.DetectHarness(req.Event)
+		name = harness.Detect(req.Event)
 	}
 	if !harness.Valid(name) {
 		return nil, &protocol.Error{Code: protocol.CodeBadRequest, Field: "harness",

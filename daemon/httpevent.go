@@ -23,7 +23,7 @@ const ClientHTTP = "http"
 // the environment the session's hookc events sent (sessionenv.go), plus CLAUDE_EFFORT from
 // the payload's effort.level, which Claude Code sets for tool events and Stop but not for
 // SessionStart. A session with no stored environment is never run with hookd's own: the
-// event gets the fail-closed answer (protocol.FailClosed: a deny or block where the event
+// event gets the fail-closed answer (events.FailClosed: a deny or block where the event
 // can block) with a reason, and the audit log records it. ev is nil with an error.
 func (e *Engine) HandleHTTP(ctx context.Context, payload []byte) (*protocol.Result, *events.Event, error) {
 	h, ev, err := ParseHeader(payload)
@@ -63,7 +63,7 @@ func (e *Engine) refuseHTTP(ctx context.Context, payload []byte, h Header, ev *e
 	e.countEvent(ev.Name)
 	d := &Decision{ID: NewDecisionID(), Time: time.Now(), Event: ev.Name, Header: h, Payload: payload,
 		Caller: caller, Harness: protocol.HarnessClaudeCode, FromClaudeCode: true}
-	res := protocol.FailClosed(ev.Name, reason)
+	res := events.FailClosed(ev.Name, reason)
 	res.DecisionID = d.ID
 	d.Result = res
 	e.log.Warn("http event not run: no environment for its session", zap.String("event", ev.Name),

@@ -175,7 +175,7 @@ func renderPreToolUse(res *protocol.Result) (hso jsonobj.Object) {
 	}
 	if res.Block != nil && decision != "deny" {
 		// Interpret never blocks PreToolUse outside Permission; a caller that sets Block
-		// (protocol.FailClosed does) means deny.
+		// (events.FailClosed does) means deny.
 		decision, reason = "deny", res.Block.Reason
 	}
 	if decision != "" {

@@ -71,7 +71,10 @@
 //
 // Result.Output, Result.Stdout, Result.Stderr and Result.ExitCode are a ready Claude Code
 // hook answer: Render writes them the way a command hook would, which is what hookc does.
-// FailClosed builds the answer a client gives when no engine could be reached at all.
+// The package is wire-only: what an answer means — the merge, the fail-closed answer
+// (events.FailClosed; hookc's copy is lite.FailClosed), which harness sent a payload
+// (events/harness.Detect) — belongs to package events, so this contract can stay stable
+// for Go harnesses that speak it.
 //
 // "spec §N" means §N of docs/spec/claude-code-hooks-spec.md (docs/spec/README.md).
 package protocol

@@ -46,7 +46,7 @@ type Request struct {
 	// HarnessGemini): it decides how the payload's event and tool names map onto hookd's
 	// catalogue and in which format the answer is rendered. hookc sets it from its
 	// --harness flag (the installed forwarder carries it); when empty the daemon detects
-	// the harness from the payload (DetectHarness).
+	// the harness from the payload (events/harness.Detect).
 	Harness string `json:"harness,omitempty"`
 	// HarnessVersion is the harness's version when the caller knows it; the daemon may
 	// also find it from the payload (Codex: the transcript's session_meta).
@@ -310,75 +310,6 @@ const (
 	HarnessCodex      = "codex"
 	HarnessGemini     = "gemini"
 )
-
-// geminiOnly are Gemini CLI event names no other harness uses.
-var geminiOnly = map[string]bool{"BeforeTool": true, "AfterTool": true, "BeforeAgent": true, "AfterAgent": true,
-	"BeforeModel": true, "AfterModel": true, "BeforeToolSelection": true, "PreCompress": true}
-
-// codexEvents are the events Codex CLI 0.169.0 sends.
-var codexEvents = map[string]bool{"SessionStart": true, "SessionEnd": true, "UserPromptSubmit": true,
-	"PreToolUse": true, "PermissionRequest": true, "PostToolUse": true, "PreCompact": true, "PostCompact": true,
-	"SubagentStart": true, "SubagentStop": true, "Stop": true, "Interrupt": true}
-
-// DetectHarness names the harness that produced payload when the request does not say
-// (Request.Harness empty). The rules, in order, use facts each harness's payloads carry
-// and the others' do not (captured from Claude Code 2.1.330, Codex 0.169.0, Gemini CLI
-// 0.61.0):
-//
-//  1. a transcript_path under a ".claude" directory → claude-code;
-//  2. a Gemini CLI event name (BeforeTool, AfterAgent, ...), or a top-level "timestamp"
-//     with a transcript_path under a ".gemini" directory → gemini;
-//  3. the event "Interrupt", a transcript_path under ".codex", or a Codex event carrying
-//     turn_id, model and permission_mode together (Codex's turn-scoped payloads; Claude
-//     Code sends turn_id only on MessageDisplay, which Codex lacks) → codex;
-//  4. anything else → claude-code.
-//
-// Detection is a convenience for callers that speak the protocol themselves; installed
-// forwarders pass --harness explicitly, which always wins.
-func DetectHarness(payload []byte) string {
-	var top struct {
-		Event      string           `json:"hook_event_name"`
-		Timestamp  *json.RawMessage `json:"timestamp"`
-		TurnID     *json.RawMessage `json:"turn_id"`
-		Model      *json.RawMessage `json:"model"`
-		Mode       *json.RawMessage `json:"permission_mode"`
-		Transcript *string          `json:"transcript_path"`
-	}
-	if json.Unmarshal(payload, &top) != nil {
-		return HarnessClaudeCode
-	}
-	transcript := ""
-	if top.Transcript != nil {
-		transcript = *top.Transcript
-	}
-	switch {
-	case containsPathPart(transcript, ".claude"):
-		return HarnessClaudeCode
-	case geminiOnly[top.Event], top.Timestamp != nil && containsPathPart(transcript, ".gemini"):
-		return HarnessGemini
-	case top.Event == "Interrupt", containsPathPart(transcript, ".codex"),
-		codexEvents[top.Event] && top.TurnID != nil && top.Model != nil && top.Mode != nil:
-		return HarnessCodex
-	}
-	return HarnessClaudeCode
-}
-
-func containsPathPart(p, part string) bool {
-	for len(p) > 0 {
-		i := 0
-		for i < len(p) && p[i] != '/' {
-			i++
-		}
-		if p[:i] == part {
-			return true
-		}
-		if i == len(p) {
-			break
-		}
-		p = p[i+1:]
-	}
-	return false
-}
 
 // Ping is the answer to an OpPing request, carried in a result frame's Data.
 type Ping struct {

@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"fmt"
+	"github.com/hookd/hookd/events"
 	"io"
 	"os"
 
@@ -78,6 +79,6 @@ func exitCode(code int) error {
 // renderError answers an event the engine refused (unknown event, malformed payload):
 // fail closed, as hookc does, naming the problem.
 func renderError(c *cli.Context, payload []byte, err error) error {
-	res := protocol.FailClosed(protocol.EventName(payload), "hookd: "+err.Error())
+	res := events.FailClosed(protocol.EventName(payload), "hookd: "+err.Error())
 	return exitCode(res.Render(c.App.Writer, c.App.ErrWriter))
 }

@@ -169,7 +169,7 @@ func (r *Result) Render(stdout, stderr io.Writer) int {
 }
 
 // FailClosed is the answer a client gives when neither the daemon nor an in-process
-// engine could evaluate the event (protocol.FailClosed, the fields a forwarder renders):
+// engine could evaluate the event (events.FailClosed, the fields a forwarder renders):
 // exit 2 with the reason on stderr; for PermissionRequest, which ignores exit 2, an
 // explicit JSON deny.
 func FailClosed(event, reason string) *Result {

@@ -3,6 +3,7 @@ package lite_test
 import (
 	"bytes"
 	"encoding/json"
+	"github.com/hookd/hookd/events"
 	"reflect"
 	"strings"
 	"testing"
@@ -116,7 +117,7 @@ func FuzzEventName(f *testing.F) {
 }
 
 // FuzzFailClosed checks that lite's fail-closed answer renders byte for byte as
-// protocol's (whose PermissionRequest deny is json.Marshal'd).
+// events.FailClosed's (whose PermissionRequest deny is json.Marshal'd).
 func FuzzFailClosed(f *testing.F) {
 	for _, s := range []string{"", "hookc: x", "<a & b>\n\t\b\f\x00 é \u2028 \xff"} {
 		f.Add("PermissionRequest", s)
@@ -125,7 +126,7 @@ func FuzzFailClosed(f *testing.F) {
 	f.Fuzz(func(t *testing.T, event, reason string) {
 		var o1, e1, o2, e2 bytes.Buffer
 		c1 := lite.FailClosed(event, reason).Render(&o1, &e1)
-		c2 := protocol.FailClosed(event, reason).Render(&o2, &e2)
+		c2 := events.FailClosed(event, reason).Render(&o2, &e2)
 		if c1 != c2 || o1.String() != o2.String() || e1.String() != e2.String() {
 			t.Fatalf("FailClosed(%q, %q): lite %d %q %q, protocol %d %q %q", event, reason, c1, o1.String(), e1.String(), c2, o2.String(), e2.String())
 		}
