@@ -52,10 +52,15 @@ type HTTPServer struct {
 	// ReadHeaderTimeout bounds the headers, ReadTimeout the whole request with its body,
 	// IdleTimeout a kept-alive connection between requests. Zero: 5 s, 30 s, 120 s.
 	ReadHeaderTimeout, ReadTimeout, IdleTimeout time.Duration
-	// MaxConns bounds open connections (0: 256); more are closed at once.
-	MaxConns int
+	// MaxConns bounds the owner's open connections (0: 256); more are closed at once.
+	// MaxPending bounds connections whose peer is not known to be the owner and that have
+	// not yet sent the token (0: 512): when full, the oldest of them is closed to make
+	// room. HeadTimeout is how long such a connection has, from its accept, to send a
+	// complete request head (0: 2 s). See gate.
+	MaxConns, MaxPending int
+	HeadTimeout          time.Duration
 
-	ln   net.Listener
+	ln   *gate
 	srv  *http.Server
 	hard context.Context
 	kill context.CancelCauseFunc
@@ -81,12 +86,18 @@ func (s *HTTPServer) Listen(addr string) error {
 	if err != nil {
 		return fmt.Errorf("http forwarder: cannot listen on %s (%w); if another program holds the port, Claude Code's http hooks reach it instead of hookd — stop it, or choose another port with `hookd install claude-code --transport http --http-port N`", addr, err)
 	}
-	maxConns := s.MaxConns
-	if maxConns <= 0 {
-		maxConns = 256
-	}
-	s.ln = &limitListener{Listener: ln, slots: make(chan struct{}, maxConns)}
+	s.ln = newGate(ln, s.Log, orInt(s.MaxConns, 256), orInt(s.MaxPending, 512), or(s.HeadTimeout, 2*time.Second))
 	return nil
+}
+
+// Stats are what the connection gate refused since Listen.
+func (s *HTTPServer) Stats() GateStats { return s.ln.stats() }
+
+func orInt(n, def int) int {
+	if n > 0 {
+		return n
+	}
+	return def
 }
 
 // Addr is the address the server listens on (after Listen).
@@ -116,6 +127,7 @@ func (s *HTTPServer) Serve(ctx context.Context, grace time.Duration) error {
 		IdleTimeout:    or(s.IdleTimeout, 120*time.Second),
 		MaxHeaderBytes: 32 << 10,
 		ErrorLog:       zap.NewStdLog(s.Log.Named("net/http")),
+		ConnContext:    connContext,
 	}
 	done := make(chan error, 1)
 	go func() { done <- s.srv.Serve(s.ln) }()
@@ -155,11 +167,29 @@ func (s *HTTPServer) fail(w http.ResponseWriter, code int, msg string) {
 
 // ServeHTTP handles one request.
 func (s *HTTPServer) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	authorized := s.authorized(r)
+	if gc := connOf(r.Context()); gc != nil {
+		wasPending := gc.pending.Load()
+		switch {
+		case authorized && !s.ln.authenticate(gc):
+			w.Header().Set("Connection", "close")
+			s.ln.full.Add(1)
+			s.fail(w, http.StatusServiceUnavailable, "hookd: too many connections")
+			return
+		case authorized && wasPending:
+			// Now trusted: the request's body gets the usual time, not what is left of
+			// the head deadline.
+			_ = gc.SetReadDeadline(time.Now().Add(or(s.ReadTimeout, 30*time.Second)))
+		case !authorized && wasPending:
+			// One try per unauthenticated connection: it holds a slot only this long.
+			w.Header().Set("Connection", "close")
+		}
+	}
 	if r.URL.Path != settings.HTTPForwarderPath {
 		s.fail(w, http.StatusNotFound, "not found")
 		return
 	}
-	if !s.authorized(r) {
+	if !authorized {
 		s.Log.Warn("http forwarder: request refused: missing or wrong token", zap.String("remote", r.RemoteAddr),
 			zap.String("method", r.Method), zap.Bool("authorization_header", r.Header.Get("Authorization") != ""))
 		w.Header().Set("WWW-Authenticate", `Bearer realm="hookd"`)
@@ -238,38 +268,6 @@ func (s *HTTPServer) end() {
 	s.mu.Lock()
 	s.busy--
 	s.mu.Unlock()
-}
-
-// limitListener closes connections beyond its slots at once.
-type limitListener struct {
-	net.Listener
-	slots chan struct{}
-}
-
-func (l *limitListener) Accept() (net.Conn, error) {
-	for {
-		c, err := l.Listener.Accept()
-		if err != nil {
-			return nil, err
-		}
-		select {
-		case l.slots <- struct{}{}:
-			return &slotConn{Conn: c, release: func() { <-l.slots }}, nil
-		default:
-			c.Close()
-		}
-	}
-}
-
-type slotConn struct {
-	net.Conn
-	once    sync.Once
-	release func()
-}
-
-func (c *slotConn) Close() error {
-	c.once.Do(c.release)
-	return c.Conn.Close()
 }
 
 // HTTPAnswer is the 2xx body that says res to Claude Code over http (spec §4.2: parsed
