@@ -27,7 +27,7 @@ func App() *cli.App {
 		Flags:   globalFlags(),
 		Commands: []*cli.Command{
 			serveCommand(), statusCommand(), reloadCommand(), validateCommand(), runCommand(), eventsCommand(),
-			installCommand(), uninstallCommand(), auditCommand(), completionCommand(),
+			installCommand(), uninstallCommand(), auditCommand(), completionCommand(), versionCommand(),
 		},
 		EnableBashCompletion: true,
 	}
