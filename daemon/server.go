@@ -226,23 +226,22 @@ func (s *Server) inFlight() int {
 	return s.busy
 }
 
-// peer returns the connecting process's credentials (SO_PEERCRED).
+// peer returns the connecting process's credentials (peerCred: SO_PEERCRED on Linux,
+// LOCAL_PEERCRED and LOCAL_PEERPID on macOS).
 func peer(c *net.UnixConn) (Caller, error) {
 	raw, err := c.SyscallConn()
 	if err != nil {
 		return Caller{}, err
 	}
-	var cred *unix.Ucred
+	var uid, pid int
 	var cerr error
-	if err := raw.Control(func(fd uintptr) {
-		cred, cerr = unix.GetsockoptUcred(int(fd), unix.SOL_SOCKET, unix.SO_PEERCRED)
-	}); err != nil {
+	if err := raw.Control(func(fd uintptr) { uid, pid, cerr = peerCred(int(fd)) }); err != nil {
 		return Caller{}, err
 	}
 	if cerr != nil {
 		return Caller{}, cerr
 	}
-	return Caller{UID: int(cred.Uid), PID: int(cred.Pid)}, nil
+	return Caller{UID: uid, PID: pid}, nil
 }
 
 func (s *Server) allowed(uid int) bool {

@@ -63,7 +63,7 @@ func readRegular(path string) ([]byte, error) {
 	}
 	var st syscall.Stat_t
 	if errors.Is(err, syscall.ENXIO) && syscall.Stat(path, &st) == nil {
-		return nil, notRegular(st.Mode) // a socket cannot be opened: say what it is
+		return nil, notRegular(uint32(st.Mode)) // a socket cannot be opened: say what it is
 	}
 	if err != nil {
 		return nil, &fs.PathError{Op: "open", Path: path, Err: err}
@@ -73,7 +73,7 @@ func readRegular(path string) ([]byte, error) {
 		return nil, &fs.PathError{Op: "stat", Path: path, Err: err}
 	}
 	if st.Mode&syscall.S_IFMT != syscall.S_IFREG {
-		return nil, notRegular(st.Mode)
+		return nil, notRegular(uint32(st.Mode))
 	}
 	if st.Size > MaxFileBytes {
 		return nil, fmt.Errorf("is %d bytes, larger than %d; not a settings file", st.Size, MaxFileBytes)

@@ -537,7 +537,7 @@ func statFingerprint(path string) string {
 	}
 	var ino, ctime int64
 	if st, ok := fi.Sys().(*syscall.Stat_t); ok {
-		ino, ctime = int64(st.Ino), st.Ctim.Nano()
+		ino, ctime = int64(st.Ino), ctimeNano(st)
 	}
 	return strings.Join([]string{strconv.Itoa(int(ino)), strconv.Itoa(int(fi.Size())), fi.ModTime().String(), strconv.Itoa(int(ctime))}, "|")
 }

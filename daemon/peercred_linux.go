@@ -1,0 +1,13 @@
+package daemon
+
+import "golang.org/x/sys/unix"
+
+// peerCred reads the uid and pid of the process at the other end of a connected Unix
+// socket: SO_PEERCRED.
+func peerCred(fd int) (uid, pid int, err error) {
+	cred, err := unix.GetsockoptUcred(fd, unix.SOL_SOCKET, unix.SO_PEERCRED)
+	if err != nil {
+		return 0, 0, err
+	}
+	return int(cred.Uid), int(cred.Pid), nil
+}
