@@ -152,3 +152,61 @@ func TestForwardersFollowHookdFile(t *testing.T) {
 	WriteAtomic(t, hpath, string(b))
 	Eventually(t, 20*time.Second, "the PreToolUse forwarder gone", func() bool { return strings.Join(hooked(), ",") == "Stop" })
 }
+
+// Issue 29: install state that survives a user. hookd.json deleted by hand: status says
+// so (and fails), uninstall restores Claude Code's file byte for byte from the named
+// backup; installing the user scope inside a project names the project's hooks.
+func TestInstallStateSurvivesLosingHookdFile(t *testing.T) {
+	e := NewEnv(t)
+	guard := e.Script("guard.sh", "#!/bin/sh\ncat >/dev/null\necho 'no rm' >&2\nexit 2\n")
+	original := "{\n  \"hooks\": {\"PreToolUse\": [{\"matcher\": \"Bash\", \"hooks\": [{\"type\": \"command\", \"command\": \"" + guard + "\"}]}]},\n  \"model\": \"opus\"\n}\n"
+	e.WriteSettings("project", original)
+
+	// The user scope, from inside the project: the project's hooks are named.
+	r := e.Hookd("", "install", "claude-code", "--hookc", bins.hookc)
+	if r.Code != 0 || !strings.Contains(r.Stdout, "note: "+e.SettingsPath("project")+" has 1 command/http hook (PreToolUse) that Claude Code still runs itself") ||
+		!strings.Contains(r.Stdout, "--scope project") || !strings.Contains(r.Stdout, "--scope all") {
+		t.Fatalf("install --scope user in a project: exit %d\n%s%s", r.Code, r.Stdout, r.Stderr)
+	}
+	// --scope all installs the project too (and the user scope again: nothing to do).
+	if r := e.Hookd("", "install", "claude-code", "--scope", "all", "--hookc", bins.hookc); r.Code != 0 ||
+		!strings.Contains(r.Stdout, "project scope:\nmoved 1 command/http hook (PreToolUse)") || strings.Contains(r.Stdout, "note:") {
+		t.Fatalf("install --scope all: exit %d\n%s%s", r.Code, r.Stdout, r.Stderr)
+	}
+	hookdFile := filepath.Join(e.Project, ".claude", "hookd.json")
+	if err := os.Remove(hookdFile); err != nil {
+		t.Fatal(err)
+	}
+	e.Start()
+	st := e.Hookd("", "status")
+	if st.Code != 1 || !strings.Contains(st.Stdout, "WARNING "+e.SettingsPath("project")+": forwarders present, moved hooks missing") ||
+		!strings.Contains(st.Stdout, "hookd uninstall claude-code --scope project") {
+		t.Fatalf("status with hookd.json gone: exit %d\n%s%s", st.Code, st.Stdout, st.Stderr)
+	}
+	if ck := e.Hookd("", "status", "--check"); ck.Code != 1 || strings.Count(strings.TrimSpace(ck.Stdout), "\n") != 0 || !strings.Contains(ck.Stdout, "moved hooks missing") {
+		t.Fatalf("status --check: exit %d\n%s%s", ck.Code, ck.Stdout, ck.Stderr)
+	}
+	u := e.Hookd("", "uninstall", "claude-code", "--scope", "project")
+	if u.Code != 0 || !strings.Contains(u.Stdout, "restored "+e.SettingsPath("project")+" byte for byte from "+filepath.Join(e.State, "install-backups")) {
+		t.Fatalf("uninstall without hookd.json: exit %d\n%s%s", u.Code, u.Stdout, u.Stderr)
+	}
+	if got, _ := os.ReadFile(e.SettingsPath("project")); string(got) != original {
+		t.Fatalf("settings.json after uninstall:\n%s\nwant (byte for byte):\n%s", got, original)
+	}
+	if st := e.Hookd("", "status"); st.Code != 0 || strings.Contains(st.Stdout, "WARNING") {
+		t.Errorf("status after uninstall: exit %d\n%s%s", st.Code, st.Stdout, st.Stderr)
+	}
+	if ck := e.Hookd("", "status", "--check"); ck.Code != 0 || strings.TrimSpace(ck.Stdout) != "ok" {
+		t.Errorf("status --check after uninstall: exit %d\n%s%s", ck.Code, ck.Stdout, ck.Stderr)
+	}
+}
+
+// A settings file with a JSON syntax error: install names line and column.
+func TestInstallSyntaxErrorLineCol(t *testing.T) {
+	e := NewEnv(t)
+	e.WriteSettings("project", "{\n  \"hooks\": {\n    \"Stop\": [\n  }\n}\n")
+	r := e.Hookd("", "install", "claude-code", "--scope", "project", "--hookc", bins.hookc)
+	if r.Code != 1 || !strings.Contains(r.Stderr, e.SettingsPath("project")+":4:3: not a valid settings file") {
+		t.Fatalf("install on a syntax error: exit %d\n%s%s", r.Code, r.Stdout, r.Stderr)
+	}
+}

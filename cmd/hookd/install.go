@@ -29,9 +29,14 @@ hooks, permission rules and every other key stay in Claude Code's file untouched
 reads the moved hooks with their original source (status and audit still say "project" etc.).
 
 Idempotent: run it again after adding hooks to Claude Code's file to move those too. The
-Claude Code file is backed up first, into hookd's state directory (<state-dir>/install-backups),
-so nothing new appears beside it. --dry-run prints the diff and writes nothing. See
-docs/claude-code.md.
+Claude Code file is backed up first, into hookd's state directory (<state-dir>/install-backups,
+the newest --keep-backups per file), so nothing new appears beside it. A settings file that is
+a symbolic link (a dotfiles manager's) is written through: the link stays a link. --dry-run
+prints the diff and writes nothing. See docs/claude-code.md.
+
+Inside a project, the default scope (user) leaves the project's own hooks to Claude Code;
+install says which of its files have hooks. --scope all installs every scope that has
+hooks: user, and the project's settings.json and settings.local.json.
 
 --scope managed writes one drop-in, <managed-dir>/managed-settings.d/` + install.DropInName + `
 (default managed dir /etc/claude-code, where Claude Code looks on Linux), holding
@@ -43,15 +48,7 @@ from their own files. The drop-in is a plain file an MDM can deliver. See docs/f
 				&cli.StringFlag{Name: "transport", Value: install.TransportHookc, Usage: "how Claude Code reaches hookd: hookc (command hooks over the Unix socket), or http (Claude Code's http hooks post the frequent events to hookd on 127.0.0.1, the rest stay on hookc; user and local scopes; see docs/http-forwarder.md)"},
 				&cli.IntFlag{Name: "http-port", Usage: "with --transport http: the loopback `PORT` hookd serves http on (default: the one already chosen, else 21000 + uid mod 10000)"},
 			),
-			Action: planned(func(c *cli.Context) (o install.Options, err error) {
-				if o, err = installOptions(c); err == nil {
-					o.Forwarder, err = forwarderFlag(c)
-				}
-				if err == nil {
-					o.HTTP, err = transportFlag(c)
-				}
-				return o, err
-			}, install.PlanInstall),
+			Action: claudeCodeAction(false),
 		}, "managed-dir", "user-dir", "state-dir")}, harnessInstallCommands(false)...),
 	}
 }
@@ -69,18 +66,24 @@ were edited since (in either file), puts back the hooks as they are now: Claude 
 file first, then hookd's. Both files are backed up first (into hookd's state directory); a
 settings file or .claude/ directory the install created is removed again.
 
+If hookd's file is gone (forwarders present, moved hooks missing: ` + "`hookd status`" + ` warns), the
+hooks come back from the newest backup without forwarders, which is named: byte for byte
+when the file was not edited since the install. --scope all uninstalls every scope
+installed.
+
 --scope managed removes hookd's drop-in (only if it still holds nothing but forwarders).`,
 			Flags:  scopeFlags(),
-			Action: planned(installOptions, install.PlanUninstall),
+			Action: claudeCodeAction(true),
 		}, "managed-dir", "user-dir", "state-dir")}, harnessInstallCommands(true)...),
 	}
 }
 
 func scopeFlags() []cli.Flag {
 	return []cli.Flag{
-		&cli.StringFlag{Name: "scope", Value: "user", Usage: "which Claude Code settings file: user (~/.claude/settings.json), project (<project>/.claude/settings.json), local (<project>/.claude/settings.local.json), or managed (a drop-in <managed-dir>/managed-settings.d/" + install.DropInName + "; no other file is touched)"},
-		&cli.StringFlag{Name: "project", Usage: "project `DIR` for --scope project|local (default: derived from the current directory)"},
+		&cli.StringFlag{Name: "scope", Value: "user", Usage: "which Claude Code settings file: user (~/.claude/settings.json), project (<project>/.claude/settings.json), local (<project>/.claude/settings.local.json), all (each of those three that has hooks), or managed (a drop-in <managed-dir>/managed-settings.d/" + install.DropInName + "; no other file is touched)"},
+		&cli.StringFlag{Name: "project", Usage: "project `DIR` for --scope project|local|all (default: derived from the current directory)"},
 		&cli.BoolFlag{Name: "dry-run", Usage: "print the diff, write nothing"},
+		&cli.IntFlag{Name: "keep-backups", Value: install.DefaultKeepBackups, Usage: "how many backups per settings file to keep in <state-dir>/install-backups (the one an installation names is always kept)"},
 	}
 }
 
@@ -96,8 +99,8 @@ func projectFlag(c *cli.Context, home string) (string, error) {
 	return settings.ProjectDirFor(wd, home), nil
 }
 
-func installOptions(c *cli.Context) (install.Options, error) {
-	o := install.Options{Scope: settings.Kind(c.String("scope")), HookdVersion: daemon.Version, BackupDir: backupDir(c)}
+func installOptions(c *cli.Context, scope string) (install.Options, error) {
+	o := install.Options{Scope: settings.Kind(scope), HookdVersion: daemon.Version, BackupDir: backupDir(c), KeepBackups: c.Int("keep-backups")}
 	home, _ := os.UserHomeDir()
 	switch o.Scope {
 	case settings.KindManaged:
@@ -119,7 +122,7 @@ func installOptions(c *cli.Context) (install.Options, error) {
 		}
 		o.Settings = filepath.Join(abs, ".claude", name)
 	default:
-		return o, fmt.Errorf("--scope %q: one of user, project, local, managed", o.Scope)
+		return o, fmt.Errorf("--scope %q: one of user, project, local, all, managed", o.Scope)
 	}
 	if abs, err := filepath.Abs(o.Settings); err == nil {
 		o.Settings = abs
@@ -248,4 +251,114 @@ func transportFlag(c *cli.Context) (*install.HTTPEndpoint, error) {
 		return &install.HTTPEndpoint{Listen: fmt.Sprintf("127.0.0.1:%d", port), Token: strings.Repeat("0", 64) + "-dry-run"}, nil
 	}
 	return install.EnsureHTTPEndpoint(state, port)
+}
+
+// claudeCodeAction is `install claude-code` (or, uninstall, `uninstall claude-code`): one
+// plan per scope named by --scope ("all": user, project and local, each that has hooks to
+// move or an installation to remove), reported in order; then, after an install of one
+// scope, which other scopes still have hooks Claude Code runs itself.
+func claudeCodeAction(uninstall bool) cli.ActionFunc {
+	return func(c *cli.Context) error {
+		scopes := []string{c.String("scope")}
+		if scopes[0] == "all" {
+			var err error
+			if scopes, err = allScopes(c, uninstall); err != nil {
+				return err
+			}
+		}
+		// Every plan first: a scope that cannot be planned stops the command before
+		// anything is written.
+		plans := make([]*install.Plan, len(scopes))
+		for n, scope := range scopes {
+			o, err := installOptions(c, scope)
+			if err == nil && !uninstall {
+				if o.Forwarder, err = forwarderFlag(c); err == nil {
+					o.HTTP, err = transportFlag(c)
+				}
+			}
+			if err != nil {
+				return err
+			}
+			plan := install.PlanInstall
+			if uninstall {
+				plan = install.PlanUninstall
+			}
+			if plans[n], err = plan(o); err != nil {
+				return err
+			}
+		}
+		for n, p := range plans {
+			if len(scopes) > 1 {
+				if n > 0 {
+					fmt.Fprintln(c.App.Writer)
+				}
+				fmt.Fprintf(c.App.Writer, "%s scope:\n", scopes[n])
+			}
+			if err := report(c, p); err != nil {
+				return err
+			}
+		}
+		if !uninstall && len(scopes) == 1 && c.String("scope") != "managed" {
+			otherScopes(c, scopes[0])
+		}
+		return nil
+	}
+}
+
+// claudeScopes are the scopes of Claude Code's own settings files, in precedence order.
+var claudeScopes = []string{"user", "project", "local"}
+
+// allScopes are the scopes --scope all acts on: those whose file has hooks install would
+// move, or an installation (a hookd file, or forwarders) to keep up to date or remove.
+// The project's scopes only when there is a project (its .claude/ exists).
+func allScopes(c *cli.Context, uninstall bool) ([]string, error) {
+	var out []string
+	for _, scope := range claudeScopes {
+		o, err := installOptions(c, scope)
+		if err != nil {
+			return nil, err
+		}
+		installed := fileExists(settings.HookdPathFor(o.Settings, o.Scope)) || len(install.Check(o.Settings, o.Scope, o.BackupDir)) > 0
+		n, _ := install.MovableHooks(o.Settings)
+		if installed || !uninstall && (n > 0 || scope == "user") {
+			out = append(out, scope)
+		}
+	}
+	if len(out) == 0 {
+		return nil, errors.New("--scope all: no scope is installed")
+	}
+	return out, nil
+}
+
+// otherScopes notes, after installing scope, each other scope of the current project
+// (or the user scope) whose Claude Code file still has hooks Claude Code runs itself.
+func otherScopes(c *cli.Context, done string) {
+	for _, scope := range claudeScopes {
+		if scope == done {
+			continue
+		}
+		o, err := installOptions(c, scope)
+		if err != nil {
+			continue
+		}
+		if fileExists(settings.HookdPathFor(o.Settings, o.Scope)) {
+			continue // installed already: install moves hooks added there when run for it
+		}
+		if n, evs := install.MovableHooks(o.Settings); n > 0 {
+			fmt.Fprintf(c.App.Writer, "note: %s has %s (%s) that Claude Code still runs itself; move them too with `hookd install claude-code --scope %s`, or every scope with `--scope all`\n",
+				o.Settings, plural(n, "command/http hook", "command/http hooks"), strings.Join(evs, ", "), scope)
+		}
+	}
+}
+
+func fileExists(p string) bool {
+	_, err := os.Lstat(p)
+	return err == nil
+}
+
+func plural(n int, one, many string) string {
+	if n == 1 {
+		return "1 " + one
+	}
+	return fmt.Sprintf("%d %s", n, many)
 }

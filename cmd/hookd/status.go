@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"os"
+	"path/filepath"
 	"sort"
 	"strconv"
 	"strings"
@@ -13,6 +15,8 @@ import (
 
 	"github.com/urfave/cli/v2"
 
+	"github.com/hookd/hookd/configs/install"
+	"github.com/hookd/hookd/configs/settings"
 	"github.com/hookd/hookd/protocol"
 )
 
@@ -20,12 +24,151 @@ func statusCommand() *cli.Command {
 	return usesGlobals(&cli.Command{
 		Name:  "status",
 		Usage: "show the running daemon's sources, revisions, errors and counters",
-		Flags: []cli.Flag{&cli.BoolFlag{Name: "json", Usage: "print the status as JSON (protocol.Status)"}},
-		Action: func(c *cli.Context) error {
-			var st protocol.Status
-			return answer(c, protocol.OpStatus, "status", &st, func(w io.Writer) { printStatus(w, &st) })
+		Description: `Prints the daemon's state (protocol.Status), then checks what the daemon cannot see:
+the installation of each Claude Code settings file of the user and of the projects hookd
+knows ("forwarders present, moved hooks missing" when hookd.json is gone).
+
+Exits 1 while a settings file is invalid or refused, an installation is broken, or the
+daemon cannot be reached (the installation is still checked). --check prints only the
+problems, one per line, and exits 1 on any of those and also on an error-level finding in
+a settings file or a failing decision log: for monitoring.`,
+		Flags: []cli.Flag{
+			&cli.BoolFlag{Name: "json", Usage: "print the status as JSON (protocol.Status)"},
+			&cli.BoolFlag{Name: "check", Usage: "print only the problems, one per line; exit 1 if there are any (for monitoring)"},
 		},
-	}, "socket")
+		Action: statusAction,
+	}, "socket", "user-dir", "state-dir")
+}
+
+func statusAction(c *cli.Context) error {
+	var st *protocol.Status
+	data, daemonErr := call(c, protocol.OpStatus)
+	if daemonErr == nil {
+		st = &protocol.Status{}
+		if err := json.Unmarshal(data, st); err != nil {
+			return fmt.Errorf("decoding status: %w", err)
+		}
+	}
+	w := c.App.Writer
+	if c.Bool("json") {
+		if daemonErr != nil {
+			return daemonErr
+		}
+		var b bytes.Buffer
+		if err := json.Indent(&b, data, "", "  "); err != nil {
+			return err
+		}
+		fmt.Fprintln(w, b.String())
+		return nil
+	}
+	installs := installFindings(c, st)
+	p := statusProblems(st, installs)
+	if c.Bool("check") {
+		if daemonErr != nil {
+			fmt.Fprintf(w, "daemon: %v\n", daemonErr)
+		}
+		for _, line := range append(p.failing, p.findings...) {
+			fmt.Fprintln(w, line)
+		}
+		if n := len(p.failing) + len(p.findings); n > 0 || daemonErr != nil {
+			return exitError{code: 1, msg: fmt.Sprintf("%d problem(s)", n+boolInt(daemonErr != nil))}
+		}
+		fmt.Fprintln(w, "ok")
+		return nil
+	}
+	if st != nil {
+		printStatus(w, st)
+	}
+	if len(installs) > 0 {
+		fmt.Fprintf(w, "\ninstallation:\n")
+		for _, f := range installs {
+			fmt.Fprintf(w, "  WARNING %s\n", f)
+		}
+	}
+	switch {
+	case daemonErr != nil:
+		return daemonErr
+	case len(p.failing) > 0:
+		return exitError{code: 1, msg: strings.Join(p.failing, "; ")}
+	}
+	return nil
+}
+
+func boolInt(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
+}
+
+// problems are what `hookd status` exits 1 for (failing) and what only --check does
+// (findings).
+type problems struct {
+	failing, findings []string
+}
+
+// statusProblems sorts the status's problems: invalid or refused settings files and
+// broken installations fail `status`; error-level findings and a failing decision log
+// fail `status --check`. st may be nil (no daemon).
+func statusProblems(st *protocol.Status, installs []install.Finding) problems {
+	var p problems
+	for _, f := range installs {
+		p.failing = append(p.failing, f.String())
+	}
+	if st == nil {
+		return p
+	}
+	for _, s := range st.Sources {
+		switch {
+		case s.Error != "":
+			p.failing = append(p.failing, fmt.Sprintf("invalid settings file %s", s.Error))
+		case s.Refused != nil:
+			p.failing = append(p.failing, fmt.Sprintf("settings file %s: change refused by a ConfigChange hook: %s", s.Path, s.Refused.Reason))
+		}
+		for _, warn := range s.Warnings {
+			if rest, ok := strings.CutPrefix(warn, "error: "); ok {
+				p.findings = append(p.findings, "error-level finding: "+rest)
+			}
+		}
+	}
+	if a := st.Audit; a != nil && !a.Healthy {
+		p.findings = append(p.findings, "decision log failing: "+a.LastError)
+	}
+	return p
+}
+
+// installFindings checks the installation of the user's Claude Code settings file and
+// of each project's (the current directory's, and those the daemon has loaded).
+func installFindings(c *cli.Context, st *protocol.Status) []install.Finding {
+	home, _ := os.UserHomeDir()
+	dirs := []string{}
+	if wd, err := os.Getwd(); err == nil {
+		dirs = append(dirs, settings.ProjectDirFor(wd, home))
+	}
+	if st != nil {
+		for _, p := range st.Projects {
+			dirs = append(dirs, p.Dir)
+		}
+	}
+	type file struct {
+		path  string
+		scope settings.Kind
+	}
+	files := []file{{filepath.Join(c.String("user-dir"), "settings.json"), settings.KindUser}}
+	seen := map[string]bool{}
+	for _, d := range dirs {
+		if d == "" || seen[d] {
+			continue
+		}
+		seen[d] = true
+		files = append(files, file{filepath.Join(d, ".claude", "settings.json"), settings.KindProject},
+			file{filepath.Join(d, ".claude", "settings.local.json"), settings.KindLocal})
+	}
+	var out []install.Finding
+	for _, f := range files {
+		out = append(out, install.Check(f.path, f.scope, backupDir(c))...)
+	}
+	return out
 }
 
 // answer asks the daemon for op and decodes the answer into v (so a malformed answer is

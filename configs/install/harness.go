@@ -207,7 +207,7 @@ func PlanInstallHarness(o HarnessOptions) (*Plan, error) {
 	}
 
 	if meta.Version == 0 { // first install: remember what to give back
-		meta = HarnessMeta{Version: MetaVersion, Harness: o.Harness, InstalledFrom: o.Settings,
+		meta = HarnessMeta{Version: 1, Harness: o.Harness, InstalledFrom: o.Settings,
 			SettingsExisted: p.SettingsBefore != nil}
 		if raw, ok := doc.Lookup("hooks"); ok {
 			meta.OriginalHooks = jsonobj.Compact(raw)
@@ -256,6 +256,7 @@ func PlanInstallHarness(o HarnessOptions) (*Plan, error) {
 		}
 		p.Summary = append(p.Summary, "note: Codex runs a non-managed hook only after it is trusted: review the forwarder once with /hooks in codex (or run codex exec with --dangerously-bypass-hook-trust); see docs/harnesses/codex.md")
 	}
+	p.pruning(o.BackupDir, 0, meta.Backup)
 	return p, nil
 }
 
@@ -370,6 +371,7 @@ func PlanUninstallHarness(o HarnessOptions) (*Plan, error) {
 		}
 	}
 	p.Summary = append(p.Summary, fmt.Sprintf("%s: forwarders removed, %s restored from %s (removed)", o.Settings, plural(n, "hook", "hooks"), hpath))
+	p.pruning(o.BackupDir, 0, meta.Backup)
 	return p, nil
 }
 

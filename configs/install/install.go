@@ -52,12 +52,16 @@ import (
 	"github.com/rogpeppe/go-internal/diff"
 
 	"github.com/hookd/hookd/configs/atomicfile"
+	"github.com/hookd/hookd/configs/internal/jsontree"
 	"github.com/hookd/hookd/configs/settings"
 	"github.com/hookd/hookd/events/jsonobj"
 )
 
-// MetaVersion is the version of the "hookd" record in hookd-owned files.
-const MetaVersion = 1
+// MetaVersion is the version of the "hookd" record in hookd-owned files. Version 1
+// also kept the original "hooks" value (original_hooks), a second copy of the moved
+// hooks; version 2 keeps the original once, in the backup it names and hashes. A
+// version 1 record is still read (and its original_hooks used when the backup is gone).
+const MetaVersion = 2
 
 // Meta is the "hookd" record the installer keeps in the hookd-owned file.
 type Meta struct {
@@ -75,12 +79,16 @@ type Meta struct {
 	// DirCreated: the install created the directory of the Claude Code file (a project's
 	// .claude/); uninstall removes it again when it is empty.
 	DirCreated bool `json:"dir_created,omitempty"`
-	// OriginalHooks is the Claude Code file's "hooks" value before the first install;
-	// absent when it had none.
+	// OriginalHadHooks: the Claude Code file had a "hooks" key before the first install
+	// (uninstall removes the key again when it had none).
+	OriginalHadHooks bool `json:"original_had_hooks"`
+	// OriginalHooks is version 1's copy of the Claude Code file's "hooks" value before
+	// the first install. Version 2 does not write it: Backup holds the original.
 	OriginalHooks json.RawMessage `json:"original_hooks,omitempty"`
 	// OriginalSHA256 and InstalledSHA256 are the Claude Code file's digest before and
 	// after the first install: when the file is still exactly as installed and the backup
-	// still as original, uninstall restores the backup's bytes.
+	// still as original, uninstall restores the backup's bytes; when only other keys
+	// changed, it takes the original "hooks" text from the backup.
 	OriginalSHA256  string `json:"original_sha256,omitempty"`
 	InstalledSHA256 string `json:"installed_sha256,omitempty"`
 	// Transport is TransportHTTP when the forwarders of HTTPEvents are http handlers
@@ -112,6 +120,9 @@ type Options struct {
 	Forwarder string
 	// HookdVersion is recorded in the hookd-owned file.
 	HookdVersion string
+	// KeepBackups is how many backups per file Apply keeps (the newest; never the one
+	// an install record names). 0 means DefaultKeepBackups.
+	KeepBackups int
 	// Now stamps backups and the record; zero means time.Now.
 	Now time.Time
 	// HTTP, when set, installs the http transport (docs/http-forwarder.md): the events of
@@ -144,6 +155,26 @@ type Plan struct {
 	// SettingsPrivate: write the Claude Code file with mode 0600 (it holds the http
 	// forwarder's token).
 	SettingsPrivate bool
+
+	// After the backups are written, Apply prunes each file's backups in backupDir to
+	// the newest keep (0: none pruned), never one in protect.
+	backupDir string
+	keep      int
+	protect   []string
+}
+
+// pruning sets how Apply prunes backups: in dir, the newest keep (0: DefaultKeepBackups),
+// never one in protect.
+func (p *Plan) pruning(dir string, keep int, protect ...string) {
+	p.backupDir, p.keep = dir, keep
+	if p.keep <= 0 {
+		p.keep = DefaultKeepBackups
+	}
+	for _, x := range protect {
+		if x != "" {
+			p.protect = append(p.protect, x)
+		}
+	}
 }
 
 // Changed reports whether applying the plan would change anything.
@@ -216,16 +247,29 @@ func (p *Plan) Apply() error {
 			return fmt.Errorf("backing up %s: %w", from, err)
 		}
 	}
+	if p.keep > 0 {
+		for from := range p.Backups {
+			// A failed prune leaves one backup too many: not worth failing the install.
+			_ = pruneBackups(p.backupDir, from, p.keep, p.protect...)
+		}
+	}
 	steps := []func() error{
 		func() error { return writeOrRemove(p.Hookd, p.HookdBefore, p.HookdAfter, 0o644) },
 		func() error {
 			if p.SettingsPrivate && p.SettingsAfter != nil {
 				// The token must not be readable by other users, also not for the moment
 				// between the write and a chmod: the new file is created 0600.
-				if err := os.MkdirAll(filepath.Dir(p.Settings), 0o755); err != nil {
+				target, err := writeTarget(p.Settings)
+				if err != nil {
 					return err
 				}
-				return atomicfile.WriteIf(p.Settings, p.SettingsAfter, 0o600, true, func() error { return unchanged(p.Settings, p.SettingsBefore) })
+				if err := checkTarget(p.Settings, target); err != nil {
+					return err
+				}
+				if err := os.MkdirAll(filepath.Dir(target), 0o755); err != nil {
+					return err
+				}
+				return atomicfile.WriteIf(target, p.SettingsAfter, 0o600, true, func() error { return unchanged(p.Settings, p.SettingsBefore) })
 			}
 			return writeOrRemove(p.Settings, p.SettingsBefore, p.SettingsAfter, 0o644)
 		},
@@ -270,26 +314,36 @@ func unchanged(path string, before []byte) error {
 	return nil
 }
 
+// writeOrRemove writes after to path (or removes it, after nil) unless path still holds
+// before. A path that is a symbolic link is written through: its target is replaced or
+// removed, the link stays (writeTarget).
 func writeOrRemove(path string, before, after []byte, mode fs.FileMode) error {
 	if sameFile(before, after) {
 		return nil
+	}
+	target, err := writeTarget(path)
+	if err != nil {
+		return err
 	}
 	if after == nil {
 		if err := unchanged(path, before); err != nil {
 			return err
 		}
-		if err := os.Remove(path); err != nil && !errors.Is(err, fs.ErrNotExist) {
+		if err := os.Remove(target); err != nil && !errors.Is(err, fs.ErrNotExist) {
 			return err
 		}
 		return nil
 	}
+	if err := checkTarget(path, target); err != nil {
+		return err
+	}
 	if before != nil {
 		mode = fileMode(path)
 	}
-	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+	if err := os.MkdirAll(filepath.Dir(target), 0o755); err != nil {
 		return err
 	}
-	return atomicfile.WriteIf(path, after, mode, true, func() error { return unchanged(path, before) })
+	return atomicfile.WriteIf(target, after, mode, true, func() error { return unchanged(path, before) })
 }
 
 func fileMode(path string) fs.FileMode {
@@ -338,7 +392,7 @@ func readSettings(path string) (*settingsFile, error) {
 	}
 	sf.top, err = parseObject(data)
 	if err != nil {
-		return nil, fmt.Errorf("%s: not a valid settings file (%v); fix it first", path, err)
+		return nil, fmt.Errorf("%s: not a valid settings file (%v); fix it first", where(path, data), err)
 	}
 	if raw, ok := sf.top.Lookup("hooks"); ok {
 		sf.hasHooks = true
@@ -347,6 +401,19 @@ func readSettings(path string) (*settingsFile, error) {
 		}
 	}
 	return sf, nil
+}
+
+// where is "path:line:col" for the place data stops being valid JSON (as validate and
+// the loader name it), or path when it is valid JSON (then it is not an object).
+func where(path string, data []byte) string {
+	if _, _, err := jsontree.Parse(data); err != nil {
+		var se *jsontree.SyntaxError
+		if errors.As(err, &se) {
+			line, col := jsontree.LineCol(data, se.Off)
+			return fmt.Sprintf("%s:%d:%d", path, line, col)
+		}
+	}
+	return path
 }
 
 // hookdFile is a parsed hookd-owned file.
@@ -364,7 +431,7 @@ func readHookd(path string) (*hookdFile, error) {
 	}
 	hf := &hookdFile{data: data, hooks: jsonobj.Object{}}
 	if hf.top, err = parseObject(data); err != nil {
-		return nil, fmt.Errorf("%s: not valid JSON (%v); fix or remove it first", path, err)
+		return nil, fmt.Errorf("%s: not valid JSON (%v); fix or remove it first", where(path, data), err)
 	}
 	if raw, ok := hf.top.Lookup("hookd"); ok {
 		hf.meta = &Meta{}
@@ -404,11 +471,7 @@ func (o Options) check() error {
 // after path's full name ("home%ana%proj%.claude%settings.json.hookd-backup-<time>"), or
 // beside path when dir is "".
 func backupName(dir, path string, now time.Time) string {
-	base := path
-	if dir != "" {
-		base = filepath.Join(dir, strings.ReplaceAll(strings.TrimPrefix(filepath.Clean(path), string(filepath.Separator)), string(filepath.Separator), "%"))
-	}
-	base += ".hookd-backup-" + now.UTC().Format("20060102T150405Z")
+	base := backupPrefix(dir, path) + now.UTC().Format("20060102T150405Z")
 	name := base
 	for i := 2; ; i++ {
 		if _, err := os.Lstat(name); errors.Is(err, fs.ErrNotExist) {
@@ -447,6 +510,11 @@ func PlanInstall(o Options) (*Plan, error) {
 	if hf.data != nil && hf.meta == nil {
 		return nil, fmt.Errorf("%s exists but was not written by hookd install; move its hooks into %s or remove it first", hpath, o.Settings)
 	}
+	if target, err := writeTarget(o.Settings); err != nil {
+		return nil, err
+	} else if err := checkTarget(o.Settings, target); err != nil {
+		return nil, err
+	}
 	now := o.now()
 	p := &Plan{Settings: o.Settings, Hookd: hpath, SettingsBefore: sf.data, HookdBefore: hf.data, Backups: map[string]string{}}
 
@@ -457,10 +525,7 @@ func PlanInstall(o Options) (*Plan, error) {
 		meta = Meta{
 			Version: MetaVersion, Scope: string(o.Scope), InstalledFrom: o.Settings, Forwarder: o.Forwarder,
 			InstalledAt: now.UTC().Format(time.RFC3339), HookdVersion: o.HookdVersion, SettingsExisted: sf.data != nil,
-			DirCreated: !isDir(filepath.Dir(o.Settings)),
-		}
-		if sf.hasHooks {
-			meta.OriginalHooks, _ = sf.top.Lookup("hooks")
+			DirCreated: !isDir(filepath.Dir(o.Settings)), OriginalHadHooks: sf.hasHooks,
 		}
 		meta.OriginalSHA256 = digest(sf.data)
 		moved = newlyMoved
@@ -468,6 +533,11 @@ func PlanInstall(o Options) (*Plan, error) {
 		meta = *hf.meta
 		meta.Forwarder = o.Forwarder
 		moved = merge(hf.hooks, newlyMoved)
+		if meta.OriginalHooks != nil && meta.Backup != "" && digestOf(meta.Backup) == meta.OriginalSHA256 {
+			// A version 1 record rewritten: its copy of the original hooks goes, the
+			// backup (verified) holds them.
+			meta.OriginalHooks, meta.OriginalHadHooks, meta.Version = nil, true, MetaVersion
+		}
 	}
 	meta.Transport = o.transport()
 	p.SettingsPrivate = o.HTTP != nil
@@ -529,6 +599,9 @@ func PlanInstall(o Options) (*Plan, error) {
 		}
 	}
 	if p.Changed() {
+		if note := linkNote(o.Settings); note != "" {
+			p.Summary = append(p.Summary, note)
+		}
 		if nKept > 0 {
 			p.Summary = append(p.Summary, fmt.Sprintf("kept %s that hookd cannot run (prompt, agent, mcp_tool) in %s", plural(nKept, "hook", "hooks"), o.Settings))
 		}
@@ -548,6 +621,7 @@ func PlanInstall(o Options) (*Plan, error) {
 			p.Summary = append(p.Summary, "backup: "+b)
 		}
 	}
+	p.pruning(o.BackupDir, o.KeepBackups, meta.Backup)
 	return p, nil
 }
 
@@ -573,7 +647,21 @@ func PlanUninstall(o Options) (*Plan, error) {
 		if hf.data != nil {
 			return nil, fmt.Errorf("%s was not written by hookd install; nothing to uninstall", hpath)
 		}
-		return nil, fmt.Errorf("not installed: no %s", hpath)
+		sf, err := readSettings(o.Settings)
+		if err != nil {
+			return nil, err
+		}
+		if hasForwarders(sf.hooks) {
+			p, err := planUninstallFromBackups(o, hpath, sf)
+			if p != nil {
+				p.pruning(o.BackupDir, o.KeepBackups, p.protect...)
+				if note := linkNote(o.Settings); note != "" {
+					p.Summary = append(p.Summary, note)
+				}
+			}
+			return p, err
+		}
+		return nil, fmt.Errorf("not installed: no %s, and %s has no forwarders", hpath, o.Settings)
 	}
 	sf, err := readSettings(o.Settings)
 	if err != nil {
@@ -584,28 +672,42 @@ func PlanUninstall(o Options) (*Plan, error) {
 
 	current := withoutForwarders(sf.hooks)
 	meta := hf.meta
-	var orig hooksValue
-	if meta.OriginalHooks != nil {
+	// The original hooks: from a version 1 record's copy, else from the backup (which
+	// the record names and hashes), else unknown.
+	hadHooks := meta.OriginalHadHooks || meta.OriginalHooks != nil
+	backupOK := meta.Backup != "" && digestOf(meta.Backup) == meta.OriginalSHA256
+	orig, origKnown := jsonobj.Object{}, true
+	switch {
+	case meta.OriginalHooks != nil:
 		if orig, err = parseObject(meta.OriginalHooks); err != nil {
 			return nil, fmt.Errorf("%s: original_hooks is damaged (%v); restore from the backup %s", hpath, err, meta.Backup)
 		}
+	case !hadHooks:
+	case backupOK:
+		b, err := readSettings(meta.Backup)
+		if err != nil {
+			return nil, fmt.Errorf("backup %s: %w", meta.Backup, err)
+		}
+		orig = b.hooks
+	default:
+		origKnown = false
 	}
 	origKept, origMoved, _ := split(orig)
 	// The original comes back exactly when nothing changed since the install: what is
 	// left in Claude Code's file is what the install left there, and hookd's file holds
 	// what the install moved.
 	_, stillMovable, _ := split(current)
-	unchanged := len(stillMovable) == 0 && equalJSON(keptOnly(current).JSON(), origKept.JSON()) && equalJSON(hf.hooks.JSON(), origMoved.JSON())
+	unchanged := origKnown && len(stillMovable) == 0 && equalJSON(keptOnly(current).JSON(), origKept.JSON()) && equalJSON(hf.hooks.JSON(), origMoved.JSON())
 
 	var sAfter []byte
 	switch {
 	case unchanged && !meta.SettingsExisted && onlyHooks(sf.top):
 		sAfter = nil // the install created the file; remove it again
 		p.Summary = append(p.Summary, fmt.Sprintf("removed %s (the install created it)", o.Settings))
-	case unchanged && meta.Backup != "" && digest(sf.data) == meta.InstalledSHA256 && digestOf(meta.Backup) == meta.OriginalSHA256:
+	case unchanged && backupOK && digest(sf.data) == meta.InstalledSHA256:
 		sAfter, _ = os.ReadFile(meta.Backup)
 		p.Summary = append(p.Summary, fmt.Sprintf("restored %s byte for byte from %s", o.Settings, meta.Backup))
-	case unchanged && meta.OriginalHooks == nil:
+	case unchanged && !hadHooks:
 		if sf.data != nil {
 			if sAfter, err = spliceTopLevel(sf.data, "hooks", nil); err != nil {
 				return nil, err
@@ -613,12 +715,12 @@ func PlanUninstall(o Options) (*Plan, error) {
 		}
 		p.Summary = append(p.Summary, fmt.Sprintf("restored %s as it was (it had no hooks)", o.Settings))
 	case unchanged:
-		sAfter, err = restoreHooks(sf, meta.OriginalHooks)
+		sAfter, err = restoreHooks(sf, orig.JSON())
 		if err != nil {
 			return nil, err
 		}
 		// The original text of "hooks", when the backup still holds it, keeps its layout.
-		if meta.Backup != "" && digestOf(meta.Backup) == meta.OriginalSHA256 && sf.hasHooks {
+		if backupOK && sf.hasHooks {
 			if orig, err := os.ReadFile(meta.Backup); err == nil {
 				if text, ok := rawTopLevel(orig, "hooks"); ok {
 					if b, err := spliceVerbatim(sf.data, "hooks", text); err == nil {
@@ -634,8 +736,12 @@ func PlanUninstall(o Options) (*Plan, error) {
 		if err != nil {
 			return nil, err
 		}
-		p.Summary = append(p.Summary, fmt.Sprintf("hooks changed since the install: put %s back into %s (Claude Code's first, then hookd's)",
-			plural(count(hf.hooks), "hook from hookd", "hooks from hookd"), o.Settings))
+		why := "hooks changed since the install"
+		if !origKnown {
+			why = fmt.Sprintf("the backup %s is gone or changed, so the original order is unknown", meta.Backup)
+		}
+		p.Summary = append(p.Summary, fmt.Sprintf("%s: put %s back into %s (Claude Code's first, then hookd's)",
+			why, plural(count(hf.hooks), "hook from hookd", "hooks from hookd"), o.Settings))
 		p.Backups[hpath] = backupName(o.BackupDir, hpath, now)
 	}
 	p.SettingsAfter = sAfter
@@ -651,6 +757,10 @@ func PlanUninstall(o Options) (*Plan, error) {
 	for from, to := range p.Backups {
 		p.Summary = append(p.Summary, fmt.Sprintf("backup of %s: %s", filepath.Base(from), to))
 	}
+	if note := linkNote(o.Settings); note != "" {
+		p.Summary = append(p.Summary, note)
+	}
+	p.pruning(o.BackupDir, o.KeepBackups, meta.Backup)
 	return p, nil
 }
 

@@ -113,6 +113,14 @@ var experiments = []experiment{
 	{Name: "pre-p-deprecated-block", Hooks: []hookSpec{pre("a", out(`{"decision":"block","reason":"DB"}`, "", 0))}},
 	{Name: "pre-q-updatedInput", Hooks: []hookSpec{pre("a", out(`{"hookSpecificOutput":{"hookEventName":"PreToolUse","permissionDecision":"allow","updatedInput":{"command":"echo rewritten"}}}`, "", 0))}},
 	{Name: "pre-r-deny-plus-ctx-other-hook", Hooks: []hookSpec{pre("a", out(denyR1, "", 0)), pre("b", out(ctxB, "", 0))}},
+	// What a forwarder may add to say it answered in a degraded way (issue 29: hookc's
+	// in-process fallback): a stderr line on exit 0, a systemMessage beside an exit 2.
+	{Name: "pre-t1-exit0-stderr", Hooks: []hookSpec{pre("a", out("", "NOTE0", 0))}},
+	{Name: "pre-t2-exit0-deny-json-plus-stderr", Hooks: []hookSpec{pre("a", out(denyR1, "NOTE0", 0))}},
+	{Name: "pre-t3-exit2-stderr-plus-sysmsg-json", Hooks: []hookSpec{pre("a", out(`{"systemMessage":"M"}`, "E2", 2))}},
+	{Name: "pre-t4-sysmsg-first-and-last", Hooks: []hookSpec{pre("a", out(`{"systemMessage":"FIRST","hookSpecificOutput":{"hookEventName":"PreToolUse","permissionDecision":"deny","permissionDecisionReason":"R1"},"systemMessage":"LAST"}`, "", 0))}},
+	{Name: "ups-10-exit0-stderr", Hooks: []hookSpec{{Event: "UserPromptSubmit", Name: "a", Body: out("", "NOTE0", 0)}}, Script: []claudeapi.Turn{endTurn("finished")}},
+	{Name: "ss-7-exit0-stderr", Hooks: []hookSpec{{Event: "SessionStart", Name: "a", Body: out("", "NOTE0", 0)}}, Script: []claudeapi.Turn{endTurn("finished")}},
 	{Name: "pre-s-deny-plus-sysmsg", Hooks: []hookSpec{pre("a", out(`{"systemMessage":"M","hookSpecificOutput":{"hookEventName":"PreToolUse","permissionDecision":"deny","permissionDecisionReason":"R1"}}`, "", 0))}},
 
 	// UserPromptSubmit: the prompt, then end_turn.
@@ -144,6 +152,8 @@ var experiments = []experiment{
 	{Name: "stop-1-block-then-allow", Hooks: []hookSpec{{Event: "Stop", Name: "a", Body: stopOnce(`{"decision":"block","reason":"keep going"}`, "", 0)}}, Script: []claudeapi.Turn{endTurn("first"), endTurn("second")}},
 	{Name: "stop-2-exit2-then-allow", Hooks: []hookSpec{{Event: "Stop", Name: "a", Body: stopOnce("", "SE", 2)}}, Script: []claudeapi.Turn{endTurn("first"), endTurn("second")}},
 	{Name: "stop-2b-exit2-plus-json-block", Hooks: []hookSpec{{Event: "Stop", Name: "a", Body: stopOnce(`{"decision":"block","reason":"[/orig/a.sh]: SE\n"}`, "x", 2)}}, Script: []claudeapi.Turn{endTurn("first"), endTurn("second")}},
+	{Name: "stop-9-exit0-stderr", Hooks: []hookSpec{{Event: "Stop", Name: "a", Body: out("", "NOTE0", 0)}}, Script: []claudeapi.Turn{endTurn("first")}},
+	{Name: "stop-10-exit0-sysmsg", Hooks: []hookSpec{{Event: "Stop", Name: "a", Body: out(`{"systemMessage":"M"}`, "", 0)}}, Script: []claudeapi.Turn{endTurn("first")}},
 	{Name: "stop-3-ctx-then-allow", Hooks: []hookSpec{{Event: "Stop", Name: "a", Body: stopOnce(`{"hookSpecificOutput":{"hookEventName":"Stop","additionalContext":"SC"}}`, "", 0)}}, Script: []claudeapi.Turn{endTurn("first"), endTurn("second")}},
 	{Name: "stop-4-two-blocks", Hooks: []hookSpec{{Event: "Stop", Name: "a", Body: stopOnce(`{"decision":"block","reason":"keep going A"}`, "", 0)}, {Event: "Stop", Name: "b", Body: stopOnce(`{"decision":"block","reason":"keep going B"}`, "", 0)}}, Script: []claudeapi.Turn{endTurn("first"), endTurn("second")}},
 	{Name: "stop-4b-block-plus-ctx-other", Hooks: []hookSpec{{Event: "Stop", Name: "a", Body: stopOnce(`{"decision":"block","reason":"keep going"}`, "", 0)}, {Event: "Stop", Name: "b", Body: stopOnce(`{"hookSpecificOutput":{"hookEventName":"Stop","additionalContext":"SC"}}`, "", 0)}}, Script: []claudeapi.Turn{endTurn("first"), endTurn("second")}},
