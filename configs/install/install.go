@@ -229,7 +229,10 @@ func (p *Plan) Apply() error {
 		}
 	}
 	for from, to := range p.Backups {
-		data, err := os.ReadFile(from)
+		data, err := readOptional(from)
+		if err == nil && data == nil {
+			err = fs.ErrNotExist
+		}
 		if err != nil {
 			return fmt.Errorf("backing up %s: %w", from, err)
 		}
@@ -358,9 +361,11 @@ func isDir(path string) bool {
 	return err == nil && fi.IsDir()
 }
 
-// readOptional returns a file's bytes, or nil when it does not exist.
+// readOptional returns a file's bytes, or nil when it does not exist. It reads as the
+// settings loader does (settings.ReadFile): never blocking on a FIFO or a hung file
+// system, refusing anything but a regular file, and at most settings.MaxFileBytes.
 func readOptional(path string) ([]byte, error) {
-	data, err := os.ReadFile(path)
+	data, err := settings.ReadFile(path)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, nil
 	}
