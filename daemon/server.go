@@ -19,6 +19,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/hookd/hookd/protocol"
+	"github.com/hookd/hookd/protocol/lite"
 )
 
 // ErrAlreadyRunning is returned by Listen when another daemon answers on the socket.
@@ -65,8 +66,8 @@ type Server struct {
 // left alone; a stale socket is removed only after dialing it proves no daemon answers
 // (STYLE §5).
 func (s *Server) Listen(path string) error {
-	if len(path) >= 108 {
-		return fmt.Errorf("socket path %q is %d bytes; Unix sockets allow at most 107", path, len(path))
+	if max := lite.PathsHere(os.Getenv).MaxSocketPath; len(path) > max {
+		return fmt.Errorf("socket path %q is %d bytes; Unix sockets allow at most %d here", path, len(path), max)
 	}
 	dir := filepath.Dir(path)
 	if err := os.MkdirAll(dir, 0o700); err != nil {

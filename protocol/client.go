@@ -20,9 +20,10 @@ const EnvSocket = lite.EnvSocket
 // daemon" (fall back, fail safe) from "the daemon answered with an error".
 var ErrUnreachable = lite.ErrUnreachable
 
-// DefaultSocketPath is the per-user socket: $HOOKD_SOCKET, else
-// $XDG_RUNTIME_DIR/hookd/hookd.sock, else ~/.hookd/run/hookd.sock, else (HOME unset)
-// <tmp>/hookd-<uid>/hookd.sock. The directory is created 0700 by the daemon. None of
+// DefaultSocketPath is the per-user socket: $HOOKD_SOCKET, else lite.PathsHere's
+// answer for this OS (Linux: $XDG_RUNTIME_DIR/hookd/hookd.sock, else
+// ~/.hookd/run/hookd.sock; macOS: ~/Library/Caches/hookd/hookd.sock; with HOME unset
+// <tmp>/hookd-<uid>/hookd.sock). The directory is created 0700 by the daemon. None of
 // these is trusted by name: clients run CheckSocket and the daemon CheckSocketDir on
 // whatever path is used, so a per-uid directory under /tmp that another user created
 // first is refused by both, never shared.

@@ -6,7 +6,9 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"os/user"
 	"path/filepath"
+	"runtime"
 	"time"
 
 	"github.com/urfave/cli/v2"
@@ -16,6 +18,7 @@ import (
 	"github.com/hookd/hookd/configs"
 	"github.com/hookd/hookd/configs/settings"
 	"github.com/hookd/hookd/protocol"
+	"github.com/hookd/hookd/protocol/lite"
 )
 
 // App builds the hookd command line.
@@ -37,26 +40,30 @@ func App() *cli.App {
 	return app
 }
 
-func defaultUserDir() string {
-	home, _ := os.UserHomeDir()
-	return filepath.Join(home, ".claude")
+// hostOS is the OS whose conventions the default paths follow (lite.PathsFor: the one
+// place hookd decides a path per OS); tests set it to check another OS's answers.
+var hostOS = runtime.GOOS
+
+// defaultPaths are this user's default paths on hostOS.
+func defaultPaths() lite.Paths { return lite.PathsFor(hostOS, getenvUser, os.Geteuid()) }
+
+// getenvUser is os.Getenv, with USER (which names the user's MDM profile) filled in from
+// the user database when the environment lacks it.
+func getenvUser(k string) string {
+	v := os.Getenv(k)
+	if v == "" && k == "USER" {
+		if u, err := user.Current(); err == nil {
+			v = u.Username
+		}
+	}
+	return v
 }
 
-func defaultStateDir() string {
-	if d := os.Getenv("XDG_STATE_HOME"); d != "" {
-		return filepath.Join(d, "hookd")
-	}
-	home, _ := os.UserHomeDir()
-	return filepath.Join(home, ".local", "state", "hookd")
-}
+func defaultUserDir() string { return defaultPaths().UserDir }
 
-func defaultConfigPath() string {
-	if d := os.Getenv("XDG_CONFIG_HOME"); d != "" {
-		return filepath.Join(d, "hookd", "config.json")
-	}
-	home, _ := os.UserHomeDir()
-	return filepath.Join(home, ".config", "hookd", "config.json")
-}
+func defaultStateDir() string { return defaultPaths().StateDir }
+
+func defaultConfigPath() string { return defaultPaths().ConfigFile }
 
 // loadConfig reads hookd's own configuration. An explicit --config must exist; the
 // default path may be absent (then the embedded default applies).

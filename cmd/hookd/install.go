@@ -39,7 +39,8 @@ install says which of its files have hooks. --scope all installs every scope tha
 hooks: user, and the project's settings.json and settings.local.json.
 
 --scope managed writes one drop-in, <managed-dir>/managed-settings.d/` + install.DropInName + `
-(default managed dir /etc/claude-code, where Claude Code looks on Linux), holding
+(default managed dir: where Claude Code looks — /etc/claude-code on Linux,
+/Library/Application Support/ClaudeCode on macOS), holding
 allowManagedHooksOnly and a hookc forwarder for every event; no other file is touched.
 Claude Code then runs only managed hooks, and hookd runs the user, project and local hooks
 from their own files. The drop-in is a plain file an MDM can deliver. See docs/fleet.md.`,

@@ -6,6 +6,8 @@ import (
 	"sort"
 	"strings"
 	"syscall"
+
+	"github.com/hookd/hookd/protocol/lite"
 )
 
 // Kind is where a settings file sits in Claude Code's hierarchy (spec §7).
@@ -24,8 +26,10 @@ const (
 	KindHookd Kind = "hookd"
 )
 
-// DefaultManagedDir is the Linux/WSL location of managed settings (spec §7).
-const DefaultManagedDir = "/etc/claude-code"
+// DefaultManagedDir is where Claude Code reads managed settings on this OS (spec §7):
+// /etc/claude-code on Linux and WSL, /Library/Application Support/ClaudeCode on macOS
+// (lite.PathsFor decides).
+var DefaultManagedDir = lite.PathsHere(os.Getenv).ManagedDir
 
 // FileRef names one candidate settings file.
 type FileRef struct {

@@ -21,7 +21,6 @@ package lite
 import (
 	"errors"
 	"os"
-	"path/filepath"
 	"strconv"
 	"time"
 )
@@ -72,33 +71,18 @@ func unreachable(path string, err error) error {
 	return wrap(ErrUnreachable.Error()+" at "+path+": "+err.Error(), ErrUnreachable, err)
 }
 
-// DefaultSocketPath is the per-user socket: $HOOKD_SOCKET, else
-// $XDG_RUNTIME_DIR/hookd/hookd.sock, else ~/.hookd/run/hookd.sock, else (HOME unset)
-// <tmp>/hookd-<uid>/hookd.sock. The directory is created 0700 by the daemon. None of
-// these is trusted by name: clients run CheckSocket and the daemon CheckSocketDir on
-// whatever path is used, so a per-uid directory under /tmp that another user created
-// first is refused by both, never shared.
+// DefaultSocketPath is the per-user socket: $HOOKD_SOCKET, else PathsHere's answer
+// (Linux: $XDG_RUNTIME_DIR/hookd/hookd.sock, else ~/.hookd/run/hookd.sock; macOS:
+// ~/Library/Caches/hookd/hookd.sock; with HOME unset <tmp>/hookd-<uid>/hookd.sock). The
+// directory is created 0700 by the daemon. None of these is trusted by name: clients run
+// CheckSocket and the daemon CheckSocketDir on whatever path is used, so a per-uid
+// directory under /tmp that another user created first is refused by both, never shared.
 func DefaultSocketPath() string { return SocketPath(os.Getenv) }
 
 // SocketPath is DefaultSocketPath with the environment read through getenv (hookc
 // passes a lookup in os.Environ(), which it sends anyway: os.Getenv's first call builds
 // a map of the whole environment).
-func SocketPath(getenv func(string) string) string {
-	if p := getenv(EnvSocket); p != "" {
-		return p
-	}
-	if d := getenv("XDG_RUNTIME_DIR"); d != "" {
-		return filepath.Join(d, "hookd", "hookd.sock")
-	}
-	if home := getenv("HOME"); home != "" { // os.UserHomeDir on unix
-		return filepath.Join(home, ".hookd", "run", "hookd.sock")
-	}
-	tmp := getenv("TMPDIR") // os.TempDir on unix
-	if tmp == "" {
-		tmp = "/tmp"
-	}
-	return filepath.Join(tmp, "hookd-"+strconv.Itoa(os.Geteuid()), "hookd.sock")
-}
+func SocketPath(getenv func(string) string) string { return PathsHere(getenv).Socket }
 
 // Getenv returns a function that looks keys up in env (KEY=VALUE entries, the last of
 // repeated keys winning, like os.Getenv).
