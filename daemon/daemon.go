@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net"
 	"os"
 	"time"
 
@@ -44,6 +45,12 @@ type Options struct {
 	// (package httpfwd, docs/http-forwarder.md), and keeps each session's environment as
 	// hookc sends it for them.
 	HTTP *install.HTTPEndpoint
+	// Listener and HTTPListener, when set, are sockets a service manager created and
+	// passed (package activation, docs/service.md): New serves on them instead of creating
+	// Socket and binding HTTP.Listen, after the same trust checks (Server.Adopt,
+	// httpfwd.HTTPServer.Adopt). Listener must be bound to Socket.
+	Listener     *net.UnixListener
+	HTTPListener *net.TCPListener
 }
 
 // Daemon is hookd assembled: the runner pool, the decision log, the settings store and
@@ -131,14 +138,22 @@ func New(ctx context.Context, o Options) (*Daemon, error) {
 		MaxConnsPerUID: lim.MaxConnectionsPerUID, ReadTimeout: time.Duration(lim.RequestReadTimeoutMS) * time.Millisecond,
 		IdleTimeout:      time.Duration(lim.IdleConnectionTimeoutMS) * time.Millisecond,
 		MaxInFlightBytes: int64(lim.MaxInFlightRequestBytes)}
-	if err := d.server.Listen(o.Socket); err != nil {
+	listen := func() error { return d.server.Listen(o.Socket) }
+	if o.Listener != nil {
+		listen = func() error { return d.server.Adopt(o.Listener, o.Socket) }
+	}
+	if err := listen(); err != nil {
 		d.Close()
 		return nil, err
 	}
 	if o.HTTP != nil {
 		hs := &httpfwd.HTTPServer{Engine: d.engine, CallerGone: ErrCallerGone, Shutdown: ErrShutdown, Log: o.Logger.Named("http"), Token: o.HTTP.Token, MaxRequestBytes: o.Config.MaxRequestBytes,
 			ReadTimeout: time.Duration(lim.RequestReadTimeoutMS) * time.Millisecond}
-		if err := hs.Listen(o.HTTP.Listen); err != nil {
+		listen := func() error { return hs.Listen(o.HTTP.Listen) }
+		if o.HTTPListener != nil {
+			listen = func() error { return hs.Adopt(o.HTTPListener, o.HTTP.Listen) }
+		}
+		if err := listen(); err != nil {
 			// The socket still serves hookc; Claude Code's http hooks fail (closed, with
 			// onFailure: block) until this is fixed. Said loudly, and in status.
 			d.httpErr = err.Error()

@@ -13,6 +13,7 @@ import (
 
 	"github.com/hookd/hookd/configs/install"
 	"github.com/hookd/hookd/daemon"
+	"github.com/hookd/hookd/daemon/activation"
 	"github.com/hookd/hookd/daemon/runner"
 )
 
@@ -55,11 +56,25 @@ every settings file (fsnotify; see docs/hot-reload.md), reloads everything on SI
 				log.Error("http forwarder not served", zap.Error(err))
 				ep = nil
 			}
+			// Under systemd or launchd socket activation (`hookd service install`), serve on the
+			// sockets the service manager holds (docs/service.md).
+			inh, err := activation.Listeners()
+			if err != nil {
+				return err
+			}
+			if inh.HTTP != nil && ep == nil {
+				log.Error("http forwarder not served: the service passes a port but no endpoint exists (`hookd install claude-code --transport http`, then `hookd service install`)",
+					zap.String("port", inh.HTTP.Addr().String()))
+				inh.HTTP.Close()
+				inh.HTTP = nil
+			}
 			d, err := daemon.New(ctx, daemon.Options{
 				Logger: log, Config: cfg, Sources: src, StateDir: c.String("state-dir"),
 				Socket: sock, Signals: hup, Grace: c.Duration("grace"), HTTP: ep,
+				Listener: inh.Unix, HTTPListener: inh.HTTP,
 			})
 			if err != nil {
+				inh.Close()
 				return err
 			}
 			defer d.Close()
@@ -79,7 +94,7 @@ every settings file (fsnotify; see docs/hot-reload.md), reloads everything on SI
 			} else {
 				reaper = g
 			}
-			log.Info("hookd serving", zap.String("socket", sock), zap.String("version", daemon.Version),
+			log.Info("hookd serving", zap.String("socket", sock), zap.String("version", daemon.Version), zap.String("activated_by", inh.Manager),
 				zap.String("config", cfgPath), zap.String("managed_dir", src.ManagedDir), zap.String("user_dir", src.UserDir),
 				zap.String("mode", cfg.Mode))
 			fmt.Fprintf(c.App.ErrWriter, "hookd: listening on %s\n  connect a harness: set each hook command to `hookc` (HOOKD_SOCKET=%s), or speak NDJSON on the socket (see protocol docs)\n", sock, sock)

@@ -90,6 +90,31 @@ func (s *HTTPServer) Listen(addr string) error {
 	return nil
 }
 
+// Adopt serves on a TCP listener a service manager created (daemon.Options.HTTPListener)
+// instead of binding one, with Listen's checks: a loopback IP, a token, and — when want,
+// the endpoint Claude Code's hooks post to, names a port — that very address. Connections
+// go through the same gate as on a port hookd binds (peer uid, head deadline, pools).
+func (s *HTTPServer) Adopt(ln *net.TCPListener, want string) error {
+	got := ln.Addr().(*net.TCPAddr)
+	if !got.IP.IsLoopback() {
+		return fmt.Errorf("http forwarder: the service manager passed %s; hookd serves http only on a loopback IP (127.0.0.1 or ::1)", got)
+	}
+	if len(s.Token) < 32 {
+		return errors.New("http forwarder: the token is missing or shorter than 32 characters")
+	}
+	if want != "" {
+		w, err := net.ResolveTCPAddr("tcp", want)
+		if err != nil {
+			return fmt.Errorf("http forwarder address %q: %w", want, err)
+		}
+		if w.Port != 0 && (w.Port != got.Port || !w.IP.Equal(got.IP)) {
+			return fmt.Errorf("http forwarder: the service manager passed %s, but Claude Code's hooks post to %s: make them agree (`hookd service install` again)", got, want)
+		}
+	}
+	s.ln = newGate(ln, s.Log, orInt(s.MaxConns, 256), orInt(s.MaxPending, 512), or(s.HeadTimeout, 2*time.Second))
+	return nil
+}
+
 // Stats are what the connection gate refused since Listen.
 func (s *HTTPServer) Stats() GateStats { return s.ln.stats() }
 
