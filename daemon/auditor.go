@@ -61,8 +61,9 @@ func AuditRecord(d *Decision) *audit.Record {
 		Kind: audit.KindDecision, Time: d.Time, DecisionID: d.ID, DaemonVersion: Version,
 		Event: d.Event, Harness: d.Harness, HarnessVersion: d.HarnessVersion, NativeEvent: d.NativeEvent, SessionID: d.Header.SessionID, ToolUseID: d.Header.ToolUseID, ToolName: d.Header.ToolName,
 		Cwd: d.Header.Cwd, ProjectDir: d.ProjectDir,
-		Caller: &audit.Caller{UID: d.Caller.UID, PID: d.Caller.PID, Client: d.Caller.Client},
-		Input:  d.Payload,
+		Caller:   &audit.Caller{UID: d.Caller.UID, PID: d.Caller.PID, Client: d.Caller.Client},
+		Fallback: d.Caller.Fallback,
+		Input:    d.Payload,
 	}
 	if s := d.Snapshot; s != nil {
 		r.Revision = s.Revision

@@ -74,6 +74,10 @@ var (
 type Caller struct {
 	UID, PID int
 	Client   string
+	// Fallback is set when a client answers in-process because it could not reach the
+	// daemon (`hookd run --fallback REASON`, run by hookc): why. It reaches the audit
+	// record (audit.Record.Fallback).
+	Fallback string
 }
 
 // EngineOptions configure an Engine (New fills them from Options).

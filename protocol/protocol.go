@@ -238,6 +238,9 @@ type Result struct {
 
 	Hooks    []HookOutcome `json:"hooks,omitempty"`
 	Warnings []string      `json:"warnings,omitempty"`
+	// Fallback is set on an answer made in-process because the client could not reach
+	// the daemon (`hookd run --fallback REASON`, hookc's fallback): why.
+	Fallback string `json:"fallback,omitempty"`
 }
 
 // Block is a blocking decision and its reason.

@@ -11,7 +11,11 @@
 // Fail safe: if the daemon cannot be reached, hookc runs the event through the same
 // engine in-process (`hookd run`); if even that fails, it blocks the event with a reason
 // (exit 2) rather than letting it through. A hook runner that is down never reads as an
-// allow.
+// allow. It is never quiet about it either: `hookd run --fallback REASON` records the
+// reason in the decision log and adds it to the answer as a systemMessage, which Claude
+// Code shows the user, and hookc prints one line on stderr (for a terminal, a log, and
+// Claude Code's transcript) — except beside an exit-2 answer, whose stderr is the block
+// reason the model reads.
 //
 // hookc is started for every hook event, so its start-up is the product: it imports only
 // the standard library and protocol/lite, hookd's wire contract without encoding/json,
@@ -100,10 +104,7 @@ func run(args, environ []string, stdin io.Reader, stdout, stderr io.Writer) int 
 		if !o.fallback {
 			return failClosed(stdout, stderr, payload, "hookc: "+err.Error())
 		}
-		if o.debug {
-			io.WriteString(stderr, "hookc: daemon unreachable ("+err.Error()+"); running in-process\n")
-		}
-		return inProcess(deadline, payload, o, getenv, stdout, stderr)
+		return inProcess(deadline, payload, o, getenv, err.Error(), stdout, stderr)
 	default:
 		return failClosed(stdout, stderr, payload, "hookc: "+err.Error())
 	}
@@ -197,12 +198,12 @@ func forward(deadline time.Time, socket string, req *lite.EventRequest, onLine f
 // failure of the fallback (hookd missing, a crash, an invalid configuration) is told
 // apart from a rendered answer and fails closed. With --stream, the frames hookd run
 // writes are passed on as they are (they are protocol frames hookd encoded).
-func inProcess(deadline time.Time, payload []byte, o options, getenv func(string) string, stdout, stderr io.Writer) int {
+func inProcess(deadline time.Time, payload []byte, o options, getenv func(string) string, why string, stdout, stderr io.Writer) int {
 	bin := hookdBinary(getenv)
 	if bin == "" {
 		return failClosed(stdout, stderr, payload, "hookc: hookd is unreachable and no hookd binary was found for the in-process fallback (set HOOKD_BIN)")
 	}
-	args := []string{bin, "run", "--stream"}
+	args := []string{bin, "run", "--stream", "--fallback", why}
 	if o.projectDir != "" {
 		args = append(args, "--project-dir", o.projectDir)
 	}
@@ -247,10 +248,14 @@ func inProcess(deadline time.Time, payload []byte, o options, getenv func(string
 		}
 		return failClosed(stdout, stderr, payload, "hookc: hookd is unreachable and the in-process fallback failed: "+string(msg))
 	}
-	if o.stream {
-		return res.ExitCode
+	code := res.ExitCode
+	if !o.stream {
+		code = res.Render(stdout, stderr)
 	}
-	return res.Render(stdout, stderr)
+	if code != 2 {
+		io.WriteString(stderr, "hookc: "+why+"; answered in-process (hookd run), slower and unshared: start the daemon with `hookd serve`\n")
+	}
+	return code
 }
 
 // runHookd runs bin with args and payload on stdin, and returns its stdout, its stderr

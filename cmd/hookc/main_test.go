@@ -167,3 +167,38 @@ func TestVersion(t *testing.T) {
 		t.Fatalf("stdout %q", out)
 	}
 }
+
+// The fallback passes its reason to `hookd run --fallback` and says on stderr, in one
+// line, that it answered in-process — except beside an exit-2 answer, whose stderr is the
+// block reason.
+func TestFallbackSaysSo(t *testing.T) {
+	dir := t.TempDir()
+	argsFile := filepath.Join(dir, "args")
+	sock := filepath.Join(dir, "missing.sock")
+	for _, c := range []struct {
+		name, result string
+		wantCode     int
+		wantErr      string
+	}{
+		{"exit 0", `{"exit_code":0,"output":{"systemMessage":"m"}}`, 0,
+			"hookc: hookd unreachable at " + sock + ": no such file or directory; answered in-process (hookd run), slower and unshared: start the daemon with `hookd serve`\n"},
+		{"exit 2", `{"exit_code":2,"stderr":"blocked\n"}`, 2, "blocked\n"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			fake := filepath.Join(dir, "hookd")
+			script := "#!/bin/sh\nprintf '%s\\n' \"$@\" > " + argsFile + "\ncat >/dev/null\nprintf '%s\\n' '{\"type\":\"result\",\"v\":1,\"result\":" + c.result + "}'\n"
+			if err := os.WriteFile(fake, []byte(script), 0o755); err != nil {
+				t.Fatal(err)
+			}
+			var o, e bytes.Buffer
+			code := run([]string{"--socket", sock}, []string{"PATH=/usr/bin:/bin", "HOOKD_BIN=" + fake}, strings.NewReader(preToolUse), &o, &e)
+			if code != c.wantCode || e.String() != c.wantErr {
+				t.Fatalf("exit %d stderr %q, want %d %q", code, e.String(), c.wantCode, c.wantErr)
+			}
+			args, _ := os.ReadFile(argsFile)
+			if want := "run\n--stream\n--fallback\nhookd unreachable at " + sock + ": no such file or directory\n"; string(args) != want {
+				t.Errorf("hookd was run with %q, want %q", args, want)
+			}
+		})
+	}
+}

@@ -76,13 +76,14 @@ func filterFlags() []cli.Flag {
 		&cli.BoolFlag{Name: "overridden", Usage: "only decisions a permission rule overrode"},
 		&cli.StringFlag{Name: "via", Usage: "only denies and blocks a failed hook made: on_failure (onFailure: \"block\") or on_timeout (on_timeout: deny)"},
 		&cli.StringFlag{Name: "harness", Usage: "the `AGENT` that sent the event: claude-code, codex, gemini"},
+		&cli.BoolFlag{Name: "fallback", Usage: "only decisions answered in-process, without the daemon (hookc's fallback)"},
 	}
 }
 
 func filterFrom(c *cli.Context) (audit.Filter, error) {
 	f := audit.Filter{Event: c.String("event"), Decision: c.String("decision"), Tool: c.String("tool"),
 		Session: c.String("session"), Hook: c.String("hook"), SourceFile: c.String("source-file"),
-		Overridden: c.Bool("overridden"), Via: c.String("via"), Harness: c.String("harness")}
+		Overridden: c.Bool("overridden"), Via: c.String("via"), Harness: c.String("harness"), Fallback: c.Bool("fallback")}
 	if f.Via != "" && f.Via != "on_failure" && f.Via != "on_timeout" {
 		return f, fmt.Errorf("--via %q: want on_failure or on_timeout", f.Via)
 	}
@@ -93,7 +94,7 @@ func filterFrom(c *cli.Context) (audit.Filter, error) {
 	if f.Until, err = parseWhen(c.String("until"), "--until"); err != nil {
 		return f, err
 	}
-	if f.Event != "" || f.Decision != "" || f.Tool != "" || f.Session != "" || f.Hook != "" || f.SourceFile != "" || f.Overridden || f.Via != "" || f.Harness != "" {
+	if f.Event != "" || f.Decision != "" || f.Tool != "" || f.Session != "" || f.Hook != "" || f.SourceFile != "" || f.Overridden || f.Via != "" || f.Harness != "" || f.Fallback {
 		f.Kinds = []string{audit.KindDecision}
 	}
 	return f, nil
@@ -134,8 +135,9 @@ func (p *recordPrinter) print(r *audit.Record, line []byte) {
 		fmt.Fprintf(p.w, "%s\n", line)
 		return
 	}
+	const row = "%-24s  %-26s  %-18s  %-12s  %-8s  %-10s  %-22s  %s\n"
 	if !p.header {
-		fmt.Fprintf(p.w, "%-24s  %-26s  %-18s  %-12s  %-8s  %-22s  %s\n", "TIME", "DECISION_ID", "EVENT", "TOOL", "DECISION", "HOOKS", "DETAIL")
+		fmt.Fprintf(p.w, row, "TIME", "DECISION_ID", "EVENT", "TOOL", "DECISION", "FALLBACK", "HOOKS", "DETAIL")
 		p.header = true
 	}
 	if r.Kind != audit.KindDecision {
@@ -143,11 +145,20 @@ func (p *recordPrinter) print(r *audit.Record, line []byte) {
 		if r.Repair != nil {
 			detail = fmt.Sprintf("%s %s: %s", r.Kind, r.Repair.Reason, r.Repair.Detail)
 		}
-		fmt.Fprintf(p.w, "%-24s  %-26s  %-18s  %-12s  %-8s  %-22s  %s\n", when(r.Time), "-", "-", "-", "-", "-", detail)
+		fmt.Fprintf(p.w, row, when(r.Time), "-", "-", "-", "-", "-", "-", detail)
 		return
 	}
-	fmt.Fprintf(p.w, "%-24s  %-26s  %-18s  %-12s  %-8s  %-22s  %s\n", when(r.Time), r.DecisionID, r.Event,
-		dash(r.ToolName), dash(r.Decision), hookSummary(r.Hooks), detail(r))
+	fmt.Fprintf(p.w, row, when(r.Time), r.DecisionID, r.Event,
+		dash(r.ToolName), dash(r.Decision), fallbackCell(r), hookSummary(r.Hooks), detail(r))
+}
+
+// fallbackCell is the FALLBACK column: "in-process" for a decision hookc's fallback made
+// without the daemon (`hookd audit show` says why), "-" otherwise.
+func fallbackCell(r *audit.Record) string {
+	if r.Fallback != "" {
+		return "in-process"
+	}
+	return "-"
 }
 
 func dash(s string) string {
@@ -374,6 +385,9 @@ func printDecision(w io.Writer, r *audit.Record) {
 	if c := r.Caller; c != nil {
 		fmt.Fprintf(w, "  caller     uid %d  pid %d  %s\n", c.UID, c.PID, c.Client)
 	}
+	if r.Fallback != "" {
+		fmt.Fprintf(w, "  fallback   answered in-process, without the daemon: %s\n", r.Fallback)
+	}
 	fmt.Fprintf(w, "  daemon     %s  mode %s\n  revision   %s\n", dash(r.DaemonVersion), dash(r.Mode), dash(r.Revision))
 	for _, s := range r.Sources {
 		fmt.Fprintf(w, "    %-8s %s  sha256 %s\n", s.Source, s.File, shortHash(s.Hash))
@@ -478,7 +492,7 @@ func auditStatsCommand() *cli.Command {
 			if st.Decisions > 0 {
 				fmt.Fprintf(w, " (%s to %s)", when(st.First), when(st.Last))
 			}
-			fmt.Fprintf(w, "  overridden by rules: %d  repairs: %d\n", st.Overridden, st.Repairs)
+			fmt.Fprintf(w, "  overridden by rules: %d  answered in-process (fallback): %d  repairs: %d\n", st.Overridden, st.Fallback, st.Repairs)
 			fmt.Fprintf(w, "by decision: %s\n", countList(st.ByDecision))
 			fmt.Fprintf(w, "by event:    %s\n", countList(st.ByEvent))
 			fmt.Fprintf(w, "hook runs:   %s\n\n", countList(st.ByOutcome))

@@ -17,6 +17,7 @@ import (
 
 	"github.com/hookd/hookd/configs/install"
 	"github.com/hookd/hookd/configs/settings"
+	"github.com/hookd/hookd/daemon/audit"
 	"github.com/hookd/hookd/protocol"
 )
 
@@ -26,7 +27,9 @@ func statusCommand() *cli.Command {
 		Usage: "show the running daemon's sources, revisions, errors and counters",
 		Description: `Prints the daemon's state (protocol.Status), then checks what the daemon cannot see:
 the installation of each Claude Code settings file of the user and of the projects hookd
-knows ("forwarders present, moved hooks missing" when hookd.json is gone).
+knows ("forwarders present, moved hooks missing" when hookd.json is gone), and counts
+from the decision log the events hookc answered in-process (its fallback, without the
+daemon) since the daemon started — or, with no daemon, since its last answer.
 
 Exits 1 while a settings file is invalid or refused, an installation is broken, or the
 daemon cannot be reached (the installation is still checked). --check prints only the
@@ -37,7 +40,7 @@ a settings file or a failing decision log: for monitoring.`,
 			&cli.BoolFlag{Name: "check", Usage: "print only the problems, one per line; exit 1 if there are any (for monitoring)"},
 		},
 		Action: statusAction,
-	}, "socket", "user-dir", "state-dir")
+	}, "socket", "config", "user-dir", "state-dir")
 }
 
 func statusAction(c *cli.Context) error {
@@ -78,6 +81,13 @@ func statusAction(c *cli.Context) error {
 	}
 	if st != nil {
 		printStatus(w, st)
+	}
+	if fc := countFallbacks(c, st); fc.log != "" {
+		fmt.Fprintf(w, "\nanswered in-process (hookc's fallback, without the daemon) since %s (%s): %d", when(fc.since), fc.sinceWhat, fc.n)
+		if fc.last != nil {
+			fmt.Fprintf(w, "; the last at %s: %s", when(fc.last.Time), fc.last.Fallback)
+		}
+		fmt.Fprintln(w)
 	}
 	if len(installs) > 0 {
 		fmt.Fprintf(w, "\ninstallation:\n")
@@ -135,6 +145,59 @@ func statusProblems(st *protocol.Status, installs []install.Finding) problems {
 		p.findings = append(p.findings, "decision log failing: "+a.LastError)
 	}
 	return p
+}
+
+// fallbacks is how many decisions were answered in-process since a point in time.
+type fallbacks struct {
+	log       string // the decision log read; "" when there is none
+	since     time.Time
+	sinceWhat string
+	n         int
+	last      *audit.Record
+}
+
+// countFallbacks counts the decisions hookc's fallback answered in-process, from the
+// decision log — the one place that knows: the fallback has no daemon to count them, and
+// each `hookd run` records its decision there with the reason (audit.Record.Fallback).
+// With a daemon running it counts since the daemon started; without one, since the last
+// decision a daemon made (else since the log's first record). It reads the current log
+// file and the rotated one before it.
+func countFallbacks(c *cli.Context, st *protocol.Status) fallbacks {
+	var path string
+	if st != nil && st.Audit != nil {
+		path = st.Audit.Path
+	} else if p, err := auditPath(c); err == nil {
+		path = p
+	}
+	files, _ := audit.Files(path)
+	if len(files) == 0 {
+		return fallbacks{}
+	}
+	files = files[max(0, len(files)-2):]
+	fc := fallbacks{log: path}
+	if st != nil {
+		fc.since, fc.sinceWhat = st.StartedAt, "the daemon's start"
+	}
+	_ = audit.Scan(files, func(r *audit.Record, _ []byte) error {
+		if r.Kind != audit.KindDecision {
+			return nil
+		}
+		if fc.since.IsZero() {
+			fc.since, fc.sinceWhat = r.Time, "the first record read"
+		}
+		switch {
+		case r.Fallback != "":
+			if !r.Time.Before(fc.since) {
+				fc.n++
+				fc.last = r
+			}
+		case st == nil && (r.Caller == nil || r.Caller.Client != "hookd run"):
+			// A daemon answered: count from here.
+			fc.since, fc.sinceWhat, fc.n, fc.last = r.Time, "the daemon's last answer", 0, nil
+		}
+		return nil
+	})
+	return fc
 }
 
 // installFindings checks the installation of the user's Claude Code settings file and

@@ -138,7 +138,9 @@ type Filter struct {
 	// Harness selects the agent that sent the event, exact, case-insensitive (records
 	// without one are claude-code).
 	Harness string
-	Kinds   []string
+	// Fallback selects decisions answered in-process, without the daemon (Record.Fallback).
+	Fallback bool
+	Kinds    []string
 }
 
 // Match reports whether r passes the filter. Repair records pass only filters that
@@ -186,6 +188,9 @@ func (f *Filter) Match(r *Record) bool {
 	if f.Via != "" && r.DecisionVia != f.Via {
 		return false
 	}
+	if f.Fallback && r.Fallback == "" {
+		return false
+	}
 	if f.Hook != "" {
 		ok := false
 		for _, h := range r.Hooks {
@@ -209,10 +214,12 @@ func (f *Filter) Match(r *Record) bool {
 
 // Stats summarises decision records for `hookd audit stats`.
 type Stats struct {
-	Records    int            `json:"records"`
-	Decisions  int            `json:"decisions"`
-	Repairs    int            `json:"repairs"`
-	Overridden int            `json:"overridden"`
+	Records    int `json:"records"`
+	Decisions  int `json:"decisions"`
+	Repairs    int `json:"repairs"`
+	Overridden int `json:"overridden"`
+	// Fallback counts decisions answered in-process, without the daemon.
+	Fallback   int            `json:"fallback"`
 	First      time.Time      `json:"first"`
 	Last       time.Time      `json:"last"`
 	ByDecision map[string]int `json:"by_decision"`
@@ -266,6 +273,9 @@ func (s *Stats) Add(r *Record) {
 	s.ByEvent[r.Event]++
 	if r.Override != nil {
 		s.Overridden++
+	}
+	if r.Fallback != "" {
+		s.Fallback++
 	}
 	for _, h := range r.Hooks {
 		s.ByOutcome[h.Outcome]++

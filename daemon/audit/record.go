@@ -75,10 +75,14 @@ type Record struct {
 	// NotDelivered says why the answer never reached the caller when it did not: the
 	// caller disconnected ("caller_disconnected"), or hookd stopped before the hooks
 	// finished ("shutdown"). The hooks were cancelled; Decision is the fail-closed one.
-	NotDelivered string    `json:"not_delivered,omitempty"`
-	RuleAnswer   *Rule     `json:"rule_answer,omitempty"` // the permission rules' own answer
-	Override     *Override `json:"override,omitempty"`
-	ExitCode     int       `json:"exit_code"`
+	NotDelivered string `json:"not_delivered,omitempty"`
+	// Fallback is set when the event was answered in-process, without the daemon: hookc
+	// could not reach it and ran `hookd run` instead. It says why ("daemon unreachable:
+	// …"); the decision is the same engine's, only slower and with nothing prewarmed.
+	Fallback   string    `json:"fallback,omitempty"`
+	RuleAnswer *Rule     `json:"rule_answer,omitempty"` // the permission rules' own answer
+	Override   *Override `json:"override,omitempty"`
+	ExitCode   int       `json:"exit_code"`
 	// UpdatedInput is the merged updatedInput, masked and capped like Input.
 	UpdatedInput json.RawMessage `json:"updated_input,omitempty"`
 	// AdditionalContextBytes are the sizes of the additionalContext strings passed on.

@@ -121,6 +121,18 @@ var experiments = []experiment{
 	{Name: "pre-t4-sysmsg-first-and-last", Hooks: []hookSpec{pre("a", out(`{"systemMessage":"FIRST","hookSpecificOutput":{"hookEventName":"PreToolUse","permissionDecision":"deny","permissionDecisionReason":"R1"},"systemMessage":"LAST"}`, "", 0))}},
 	{Name: "ups-10-exit0-stderr", Hooks: []hookSpec{{Event: "UserPromptSubmit", Name: "a", Body: out("", "NOTE0", 0)}}, Script: []claudeapi.Turn{endTurn("finished")}},
 	{Name: "ss-7-exit0-stderr", Hooks: []hookSpec{{Event: "SessionStart", Name: "a", Body: out("", "NOTE0", 0)}}, Script: []claudeapi.Turn{endTurn("finished")}},
+	// Which events reach hooks when Claude Code's own permission rules decide (issue 29:
+	// what a decision log fed by forwarded events can see). Every hook only drains stdin.
+	{Name: "cov-1-deny-rule-bash", Allow: []string{"Bash(echo *)"}, Settings: map[string]any{"permissions": map[string]any{"allow": []string{"Bash(echo *)"}, "deny": []string{"Bash(cat *)"}}},
+		Hooks:  coverageHooks(),
+		Script: []claudeapi.Turn{{ToolName: "Bash", ToolInput: map[string]any{"command": "cat .env", "description": "read env"}}, endTurn("finished")}},
+	{Name: "cov-2-deny-rule-read", Settings: map[string]any{"permissions": map[string]any{"deny": []string{"Read(./.env)"}}},
+		Hooks:  coverageHooks(),
+		Script: []claudeapi.Turn{{ToolName: "Read", ToolInput: map[string]any{"file_path": ".env"}}, endTurn("finished")}},
+	{Name: "cov-3-no-rule-ask-in-print-mode", Allow: []string{},
+		Hooks:  coverageHooks(),
+		Script: []claudeapi.Turn{{ToolName: "Bash", ToolInput: map[string]any{"command": "touch x", "description": "touch"}}, endTurn("finished")}},
+	{Name: "cov-4-allow-rule", Hooks: coverageHooks()},
 	{Name: "pre-s-deny-plus-sysmsg", Hooks: []hookSpec{pre("a", out(`{"systemMessage":"M","hookSpecificOutput":{"hookEventName":"PreToolUse","permissionDecision":"deny","permissionDecisionReason":"R1"}}`, "", 0))}},
 
 	// UserPromptSubmit: the prompt, then end_turn.
@@ -153,6 +165,7 @@ var experiments = []experiment{
 	{Name: "stop-2-exit2-then-allow", Hooks: []hookSpec{{Event: "Stop", Name: "a", Body: stopOnce("", "SE", 2)}}, Script: []claudeapi.Turn{endTurn("first"), endTurn("second")}},
 	{Name: "stop-2b-exit2-plus-json-block", Hooks: []hookSpec{{Event: "Stop", Name: "a", Body: stopOnce(`{"decision":"block","reason":"[/orig/a.sh]: SE\n"}`, "x", 2)}}, Script: []claudeapi.Turn{endTurn("first"), endTurn("second")}},
 	{Name: "stop-9-exit0-stderr", Hooks: []hookSpec{{Event: "Stop", Name: "a", Body: out("", "NOTE0", 0)}}, Script: []claudeapi.Turn{endTurn("first")}},
+	{Name: "stop-11-exit2-plus-sysmsg-json", Hooks: []hookSpec{{Event: "Stop", Name: "a", Body: stopOnce(`{"systemMessage":"M"}`, "SE", 2)}}, Script: []claudeapi.Turn{endTurn("first"), endTurn("second")}},
 	{Name: "stop-10-exit0-sysmsg", Hooks: []hookSpec{{Event: "Stop", Name: "a", Body: out(`{"systemMessage":"M"}`, "", 0)}}, Script: []claudeapi.Turn{endTurn("first")}},
 	{Name: "stop-3-ctx-then-allow", Hooks: []hookSpec{{Event: "Stop", Name: "a", Body: stopOnce(`{"hookSpecificOutput":{"hookEventName":"Stop","additionalContext":"SC"}}`, "", 0)}}, Script: []claudeapi.Turn{endTurn("first"), endTurn("second")}},
 	{Name: "stop-4-two-blocks", Hooks: []hookSpec{{Event: "Stop", Name: "a", Body: stopOnce(`{"decision":"block","reason":"keep going A"}`, "", 0)}, {Event: "Stop", Name: "b", Body: stopOnce(`{"decision":"block","reason":"keep going B"}`, "", 0)}}, Script: []claudeapi.Turn{endTurn("first"), endTurn("second")}},
@@ -186,6 +199,15 @@ var experiments = []experiment{
 		post("env-PostToolUse", envDump("PostToolUse")),
 		{Event: "Stop", Name: "env-Stop", Body: envDump("Stop")},
 	}},
+}
+
+// coverageHooks are one draining hook on each tool-permission event, matching every tool.
+func coverageHooks() []hookSpec {
+	var hs []hookSpec
+	for _, ev := range []string{"PreToolUse", "PermissionRequest", "PermissionDenied", "PostToolUse", "PostToolUseFailure"} {
+		hs = append(hs, hookSpec{Event: ev, Matcher: "*", Name: strings.ToLower(ev), Body: out("", "", 0)})
+	}
+	return hs
 }
 
 // stopOnce blocks (prints stdout/stderr, exits code) only when
