@@ -523,3 +523,26 @@ func TestAuditTailFollow(t *testing.T) {
 		t.Errorf("the log did not rotate")
 	}
 }
+
+// A decision no hook made ("none") names what the permission rules answer — Claude Code
+// applies them itself — so the table does not read as if nothing decided.
+func TestAuditNoneRowShowsTheRules(t *testing.T) {
+	e := NewEnv(t)
+	e.WriteSettings("project", `{"permissions":{"deny":["Bash(cat *)"],"ask":["Bash(git push *)"]},
+		"hooks":{"PreToolUse":[{"matcher":"Bash","hooks":[{"type":"command","command":"cat >/dev/null"}]}]}}`)
+	e.Start()
+	for _, cmd := range []string{"cat .env", "git push origin", "ls"} {
+		e.Event(bashPayload(e, cmd))
+	}
+	q := e.Hookd("", "audit", "query", "--tool", "Bash")
+	lines := strings.Split(strings.TrimSpace(q.Stdout), "\n")
+	if q.Code != 0 || len(lines) != 4 {
+		t.Fatalf("audit query: exit %d\n%s%s", q.Code, q.Stdout, q.Stderr)
+	}
+	for i, want := range []string{"rules say deny (deny rule Bash(cat *))", "rules say ask (ask rule Bash(git push *))", "no rule matches: Claude Code's permission mode decides"} {
+		if l := lines[i+1]; !strings.Contains(l, " none ") || !strings.Contains(l, want) {
+			t.Errorf("row %d: %q, want decision none and %q", i+1, l, want)
+		}
+	}
+	t.Logf("table:\n%s", q.Stdout)
+}

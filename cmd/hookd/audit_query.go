@@ -196,6 +196,21 @@ func detail(r *audit.Record) string {
 	if len(s) > 60 {
 		s = s[:57] + "..."
 	}
+	if (r.Decision == "" || r.Decision == "none") && r.RuleAnswer == nil && (r.Event == "PreToolUse" || r.Event == "PermissionRequest") && s == "" {
+		return "no rule matches: Claude Code's permission mode decides"
+	}
+	if ra := r.RuleAnswer; ra != nil && (r.Decision == "" || r.Decision == "none") {
+		// No hook decided, so Claude Code applies its permission rules itself: say what
+		// they answer (hookd reads the same rules), or the row reads as if nothing did.
+		rs := "rules say " + ra.Decision
+		if ra.Rule != "" {
+			rs += fmt.Sprintf(" (%s rule %s)", ra.List, ra.Rule)
+		}
+		if s == "" {
+			return rs
+		}
+		s = rs + "; " + s
+	}
 	switch r.DecisionVia {
 	case "on_failure":
 		// Say first that no hook decided this: a failed hook's onFailure did.

@@ -133,6 +133,11 @@ var experiments = []experiment{
 		Hooks:  coverageHooks(),
 		Script: []claudeapi.Turn{{ToolName: "Bash", ToolInput: map[string]any{"command": "touch x", "description": "touch"}}, endTurn("finished")}},
 	{Name: "cov-4-allow-rule", Hooks: coverageHooks()},
+	{Name: "cov-5-deny-rule-write", Settings: map[string]any{"permissions": map[string]any{"deny": []string{"Edit(./secret.txt)"}}},
+		Hooks:  coverageHooks(),
+		Script: []claudeapi.Turn{{ToolName: "Write", ToolInput: map[string]any{"file_path": "secret.txt", "content": "x"}}, endTurn("finished")}},
+	{Name: "cov-6-ask-rule-bash", Settings: map[string]any{"permissions": map[string]any{"allow": []string{"Bash(echo *)"}, "ask": []string{"Bash(echo *)"}}},
+		Hooks: coverageHooks()},
 	{Name: "pre-s-deny-plus-sysmsg", Hooks: []hookSpec{pre("a", out(`{"systemMessage":"M","hookSpecificOutput":{"hookEventName":"PreToolUse","permissionDecision":"deny","permissionDecisionReason":"R1"}}`, "", 0))}},
 
 	// UserPromptSubmit: the prompt, then end_turn.
