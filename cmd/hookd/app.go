@@ -30,7 +30,7 @@ func App() *cli.App {
 		Flags:   globalFlags(),
 		Commands: []*cli.Command{
 			serveCommand(), statusCommand(), reloadCommand(), validateCommand(), runCommand(), eventsCommand(),
-			installCommand(), uninstallCommand(), auditCommand(), completionCommand(), versionCommand(), serviceCommand(),
+			installCommand(), uninstallCommand(), auditCommand(), completionCommand(), versionCommand(), serviceCommand(), doctorCommand(), setupCommand(),
 		},
 		EnableBashCompletion: true,
 	}
