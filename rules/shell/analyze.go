@@ -2,6 +2,8 @@ package shell
 
 import (
 	"fmt"
+	"github.com/hookd/hookd/rules/shell/bash"
+	"github.com/hookd/hookd/rules/shell/wrap"
 	"strings"
 
 	"mvdan.cc/sh/v3/syntax"
@@ -61,9 +63,20 @@ const maxInnerScripts = 8
 // maxLayers bounds wrapper peeling (nohup nice timeout … rm).
 const maxLayers = 32
 
-// maxSubs bounds the work one command can cause; beyond it the analysis
-// fails closed.
+// maxSubs bounds the simple commands one analysis lists, counted before
+// repeated ones are merged; beyond it the analysis fails closed.
 const maxSubs = 4096
+
+// maxWalks bounds how often a script is read again because a fact learnt
+// late changes an earlier answer (see facts).
+const maxWalks = 4
+
+// Inner scripts are parsed once per analysis; these bound their number
+// and total size.
+const (
+	maxParses      = 512
+	maxParsedBytes = 4 << 20
+)
 
 // Split lists the simple commands a Bash command line runs: every command
 // of every list, pipeline, subshell, group, conditional, loop, function
@@ -86,24 +99,58 @@ func Split(cmd string) (commands []string, err error) {
 	return out, nil
 }
 
+// walkState is shared by the walkers of one reading of a script (the
+// outer one and those of its inner scripts).
+type walkState struct {
+	count     int  // commands listed, before merging
+	truncated bool // count passed maxSubs: the rest was not read
+	parses    map[string]parseResult
+	parsed    int // bytes of inner scripts parsed
+}
+
+type parseResult struct {
+	s   *bash.Script
+	err error
+}
+
 // Analyze parses cmd as Bash (mvdan.cc/sh/v3/syntax) and builds the views
 // of every simple command it runs. It reads no files, never panics and
-// bounds its work (1 MiB, nesting 256, 4096 commands, inner scripts 8
-// deep); past those bounds the rest is unresolved, or Err is set.
+// bounds its work (1 MiB, the parser's recursion, 4096 commands, inner
+// scripts 8 deep); past those bounds the rest is unresolved, or Err is set.
 func Analyze(cmd string) *Analysis {
-	a := &Analysis{Full: strings.TrimSpace(cmd), Commands: make([]Command, 0, 8+len(cmd)/64)}
-	f, err := parseBash(cmd)
+	a := &Analysis{Full: strings.TrimSpace(cmd)}
+	s, err := bash.Parse(cmd)
 	if err != nil {
 		a.Err = err
 		return a
 	}
-	w := &walker{a: a, env: newVarEnv()}
-	w.ev = wordEval{src: cmd, env: w.env, expand: &a.Expands}
-	w.stmts(f.Stmts, ctx{definite: true})
+	f := newFacts()
+	parses := map[string]parseResult{}
+	for walk := 1; ; walk++ {
+		a.Commands, a.Writes, a.Expands = make([]Command, 0, 8+len(cmd)/64), nil, false
+		st := &walkState{parses: parses}
+		w := &walker{a: a, st: st, facts: f, env: newVarEnv()}
+		w.ev = wordEval{src: cmd, env: w.env, facts: f, cr: s.CR, expand: &a.Expands}
+		w.stmts(s.File.Stmts, ctx{definite: true})
+		if st.truncated {
+			a.unresolved("the command runs more than " + fmt.Sprint(maxSubs) + " commands: the rest was not analysed")
+		}
+		if !f.dirty {
+			break
+		}
+		if walk == maxWalks {
+			f.setPoison("what the script does kept changing how it reads after " + fmt.Sprint(maxWalks) + " readings")
+			break
+		}
+		f.dirty = false
+		clear(f.neg)
+	}
+	for _, n := range s.Notes {
+		a.unresolved(n)
+	}
 	a.merge()
-	if len(a.Commands) > maxSubs {
-		a.Commands = a.Commands[:maxSubs]
-		a.unresolved("the command runs too many commands to analyse")
+	if f.poison != "" {
+		a.poisonAll(f.poison)
 	}
 	return a
 }
@@ -136,6 +183,25 @@ func (a *Analysis) merge() {
 	a.Commands = out
 }
 
+// poisonAll makes every command unresolved: the script did something after
+// which bash reads it differently from the analysis.
+func (a *Analysis) poisonAll(why string) {
+	if len(a.Commands) == 0 {
+		a.unresolved(why)
+		return
+	}
+	for i := range a.Commands {
+		c := &a.Commands[i]
+		if c.Unresolved == "" {
+			c.Unresolved = why
+		}
+		c.Strict = nil
+		if !containsView(c.Views, View{Text: holeStr}) {
+			c.Views = append(c.Views, View{Text: holeStr, Source: c.Text})
+		}
+	}
+}
+
 func containsView(vs []View, v View) bool {
 	for _, x := range vs {
 		if x.Text == v.Text {
@@ -163,6 +229,8 @@ func (c ctx) may() ctx { c.definite = false; return c }
 // known about variables.
 type walker struct {
 	a        *Analysis
+	st       *walkState
+	facts    *facts
 	env      *varEnv
 	ev       wordEval
 	depth    int  // inner-script depth
@@ -170,9 +238,48 @@ type walker struct {
 	inFn     int  // inside a function or trap body: assignments make names unknown for good
 }
 
+// add lists a command, counting it against maxSubs.
+func (w *walker) add(c Command) {
+	w.st.count++
+	w.a.Commands = append(w.a.Commands, c)
+}
+
+// code lists what a context where bash evaluates text as code could not
+// be resolved (why != "").
+func (w *walker) code(why string) {
+	if why != "" {
+		w.st.count++
+		w.a.unresolved(why)
+	}
+}
+
+func (w *walker) full() bool {
+	if w.st.count > maxSubs {
+		w.st.truncated = true
+		return true
+	}
+	return false
+}
+
 func (w *walker) stmts(list []*syntax.Stmt, c ctx) {
 	for _, s := range list {
+		if w.full() {
+			return
+		}
 		w.stmt(s, c)
+	}
+}
+
+// known returns a variable's values when an assignment earlier in the
+// script makes them known.
+func (w *walker) known(name string) ([]string, bool) { return w.ev.known(name) }
+
+// varKind says what an unknown variable holds.
+func (w *walker) varKind(name string) varKind { return w.facts.kind(name, w.ev.posRun) }
+
+func (w *walker) setPositional() {
+	if w.inFn == 0 && !w.inScript {
+		w.facts.setFlag("positional", &w.facts.positional)
 	}
 }
 
@@ -182,7 +289,7 @@ type stdinSrc struct {
 }
 
 func (w *walker) stmt(s *syntax.Stmt, c ctx) {
-	if len(w.a.Commands) > maxSubs {
+	if w.full() {
 		return
 	}
 	if s.Background || s.Coprocess || s.Disown {
@@ -191,7 +298,9 @@ func (w *walker) stmt(s *syntax.Stmt, c ctx) {
 	var in stdinSrc
 	for _, r := range s.Redirs {
 		if r.N != nil && strings.HasPrefix(r.N.Value, "{") { // exec {fd}>file assigns fd
-			w.forget(strings.Trim(r.N.Value, "{}"))
+			name := strings.Trim(r.N.Value, "{}")
+			w.facts.assign(name, assignInt)
+			w.forget(name)
 		}
 		switch r.Op {
 		case syntax.RdrIn, syntax.Hdoc, syntax.DashHdoc, syntax.WordHdoc, syntax.RdrInOut, syntax.DplIn:
@@ -215,7 +324,7 @@ func (w *walker) stmt(s *syntax.Stmt, c ctx) {
 			}
 		}
 		if t := w.renderRedirs(outs, true); t != "" {
-			w.a.Commands = append(w.a.Commands, Command{Text: t, Strict: []string{t}, Views: []View{{Text: t, Source: t}}, Inner: w.inScript})
+			w.add(Command{Text: t, Strict: []string{t}, Views: []View{{Text: t, Source: t}}, Inner: w.inScript})
 		}
 	}
 	for _, r := range s.Redirs {
@@ -265,11 +374,16 @@ func (w *walker) command(cmd syntax.Command, c ctx, in stdinSrc, redirs []*synta
 			for _, x := range l.Items {
 				w.nested(x, c)
 			}
+			w.facts.assign(l.Name.Value, assignAny)
 			w.forget(l.Name.Value)
+			if t.Select {
+				w.facts.assign("REPLY", assignAny)
+			}
 		case *syntax.CStyleLoop:
-			w.nested(l.Init, c)
-			w.nested(l.Cond, c)
-			w.nested(l.Post, c)
+			for _, x := range []syntax.ArithmExpr{l.Init, l.Cond, l.Post} {
+				w.nested(x, c)
+				w.code(w.arith(x, 0))
+			}
 		}
 		w.loop(func() { w.stmts(t.Do, c.may()) })
 	case *syntax.CaseClause:
@@ -284,12 +398,16 @@ func (w *walker) command(cmd syntax.Command, c ctx, in stdinSrc, redirs []*synta
 		w.body(func() { w.stmt(t.Body, ctx{}) })
 	case *syntax.ArithmCmd:
 		w.nested(t.X, c)
+		w.code(w.arith(t.X, 0))
 	case *syntax.LetClause:
 		for _, x := range t.Exprs {
 			w.nested(x, c)
+			w.code(w.arith(x, 0))
 		}
 	case *syntax.TestClause:
 		w.nested(t.X, c)
+		w.code(w.testCode(t.X))
+		w.facts.assign("BASH_REMATCH", assignAny)
 		w.forget("BASH_REMATCH")
 	case *syntax.DeclClause:
 		w.decl(t, c)
@@ -298,17 +416,23 @@ func (w *walker) command(cmd syntax.Command, c ctx, in stdinSrc, redirs []*synta
 			w.stmt(t.Stmt, c)
 		}
 	case *syntax.CoprocClause:
+		name := "COPROC"
 		if t.Name != nil {
 			w.nested(t.Name, c)
-			if n := t.Name.Lit(); n != "" {
-				w.forget(n)
-			}
+			name = t.Name.Lit()
+		}
+		if name != "" {
+			w.facts.assign(name, assignInt)
+			w.facts.assign(name+"_PID", assignInt)
+			w.forget(name)
+		} else {
+			w.facts.setPoison("`coproc` named by an expansion assigns a variable whose name is not a literal")
 		}
 		w.stmt(t.Stmt, c.may())
 	case *syntax.TestDecl:
 		w.body(func() { w.stmt(t.Body, ctx{}) })
 	default:
-		w.a.unresolved(fmt.Sprintf("unsupported shell construct %T", cmd))
+		w.code(fmt.Sprintf("unsupported shell construct %T", cmd))
 	}
 }
 
@@ -324,14 +448,14 @@ func (w *walker) loop(f func()) {
 
 // body walks a function or trap body: it may run at any later time, so the
 // variables it reads are unknown and the ones it assigns become unknown for
-// good.
+// good; its positional parameters are the caller's arguments.
 func (w *walker) body(f func()) {
-	saved := w.ev.noVars
+	saved, savedPos := w.ev.noVars, w.ev.posRun
 	w.inFn++
-	w.ev.noVars = true
+	w.ev.noVars, w.ev.posRun = true, true
 	f()
 	w.inFn--
-	w.ev.noVars = saved
+	w.ev.noVars, w.ev.posRun = saved, savedPos
 }
 
 func (w *walker) assign(name string, vals []string, definite bool) {
@@ -350,8 +474,9 @@ func (w *walker) forget(name string) {
 	w.env.forget(name)
 }
 
-// nested visits what runs inside a word or expression: command and process
-// substitutions, and assignments hidden in ${x:=…} and arithmetic.
+// nested visits what runs inside a word or expression — command and
+// process substitutions, assignments hidden in ${x:=…} and arithmetic —
+// and checks the contexts in it where bash evaluates text as code.
 func (w *walker) nested(n syntax.Node, c ctx) {
 	if n == nil {
 		return
@@ -382,11 +507,10 @@ func (w *walker) nested(n syntax.Node, c ctx) {
 			return false
 		case *syntax.ParamExp:
 			*w.ev.expand = true
-			if n.Exp != nil && (n.Exp.Op == syntax.AssignUnset || n.Exp.Op == syntax.AssignUnsetOrNull) && n.Param != nil {
-				w.forget(n.Param.Value)
-			}
+			w.paramEffects(n)
 		case *syntax.ArithmExp:
 			*w.ev.expand = true
+			w.code(w.arith(n.X, 0))
 		case *syntax.BinaryArithm:
 			switch n.Op {
 			case syntax.Assgn, syntax.AddAssgn, syntax.SubAssgn, syntax.MulAssgn, syntax.QuoAssgn, syntax.RemAssgn,
@@ -403,6 +527,36 @@ func (w *walker) nested(n syntax.Node, c ctx) {
 	})
 }
 
+// paramEffects applies what a parameter expansion does besides producing
+// a value: ${x:=w} assigns, and ${!x}, ${x@P}, subscripts and slices are
+// contexts where bash evaluates text as code.
+func (w *walker) paramEffects(p *syntax.ParamExp) {
+	if p.Exp != nil && p.Param != nil {
+		switch p.Exp.Op {
+		case syntax.AssignUnset, syntax.AssignUnsetOrNull:
+			w.facts.assign(p.Param.Value, assignAny)
+			w.forget(p.Param.Value)
+			if w.facts.isInt(p.Param.Value) && p.Exp.Word != nil {
+				w.code(w.operand(p.Exp.Word, 0))
+			}
+		case syntax.OtherParamOps:
+			if p.Exp.Word != nil && strings.HasPrefix(p.Exp.Word.Lit(), "P") {
+				w.code(w.promptCode(p))
+			}
+		}
+	}
+	if p.Excl && p.Names == 0 && p.Index == nil {
+		w.code(w.indirectCode(p))
+	}
+	if p.Index != nil {
+		w.code(w.arith(p.Index, 0))
+	}
+	if p.Slice != nil {
+		w.code(w.arith(p.Slice.Offset, 0))
+		w.code(w.arith(p.Slice.Length, 0))
+	}
+}
+
 // plainWord reports whether a word is made of literals and single quotes
 // only (the common case, which needs no walk).
 func plainWord(w *syntax.Word) bool {
@@ -416,15 +570,18 @@ func plainWord(w *syntax.Word) bool {
 	return true
 }
 
-// arithTarget forgets the variable an arithmetic assignment writes.
+// arithTarget records the variable an arithmetic assignment writes: it
+// now holds an integer the analysis does not know.
 func (w *walker) arithTarget(x syntax.ArithmExpr) {
 	if wd, ok := x.(*syntax.Word); ok {
-		if l := wd.Lit(); isName(l) {
+		if l := wd.Lit(); bash.IsName(l) {
+			w.facts.assign(l, assignInt)
 			w.forget(l)
 			return
 		}
 		if len(wd.Parts) == 1 {
 			if p, ok := wd.Parts[0].(*syntax.ParamExp); ok && p.Param != nil {
+				w.facts.assign(p.Param.Value, assignInt)
 				w.forget(p.Param.Value)
 				return
 			}
@@ -433,74 +590,281 @@ func (w *walker) arithTarget(x syntax.ArithmExpr) {
 	w.env.kill()
 }
 
-// decl handles declare, local, export, readonly, typeset and nameref.
+// arithAssignsText records the assignments in an arithmetic expression
+// given as text (let 'x = 1').
+func (w *walker) arithAssignsText(s string) {
+	if len(s) > 4096 {
+		w.env.kill()
+		return
+	}
+	if c, _ := bash.Cost(s); c > 1024 {
+		w.env.kill()
+		return
+	}
+	x, err := syntax.NewParser(syntax.Variant(syntax.LangBash)).Arithmetic(strings.NewReader(s))
+	if err != nil {
+		return
+	}
+	syntax.Walk(x, func(n syntax.Node) bool {
+		switch n := n.(type) {
+		case *syntax.BinaryArithm:
+			if n.Op >= syntax.Assgn && n.Op <= syntax.XorBoolAssgn || n.Op == syntax.PowAssgn {
+				w.arithTarget(n.X)
+			}
+		case *syntax.UnaryArithm:
+			if n.Op == syntax.Inc || n.Op == syntax.Dec {
+				w.arithTarget(n.X)
+			}
+		}
+		return true
+	})
+}
+
+// declEntry is one NAME or NAME=VALUE of declare, local, export, readonly
+// or typeset.
+type declEntry struct {
+	src          string
+	name         string // the variable (a subscript already checked)
+	known        bool
+	val          *cword // nil: no value
+	word         *syntax.Word
+	index, array bool
+	appnd        bool
+}
+
+// declSpec is one declare-like command.
+type declSpec struct {
+	variant string
+	opts    string // every option word, concatenated ("-n-x")
+	unknown string // an option or name that is not a literal
+	entries []declEntry
+}
+
+// has reports whether option letter l is set (with '-'), as in "-ix".
+func (d *declSpec) has(l byte) bool {
+	on := false
+	for i := 0; i < len(d.opts); i++ {
+		switch c := d.opts[i]; {
+		case c == '-':
+			on = true
+		case c == '+':
+			on = false
+		case c == l && on:
+			return true
+		}
+	}
+	return false
+}
+
+// decl handles declare, local, export, readonly, typeset and nameref
+// written plainly (mvdan parses them as a DeclClause).
 func (w *walker) decl(d *syntax.DeclClause, c ctx) {
-	variant := d.Variant.Value
-	opts := ""
+	spec := declSpec{variant: d.Variant.Value}
+	var words []string
+	words = append(words, spec.variant)
 	for _, a := range d.Args {
+		words = append(words, w.ev.srcOf(a))
 		w.nested(a.Value, c)
 		w.nested(a.Index, c)
 		if a.Array != nil {
 			for _, el := range a.Array.Elems {
 				w.nested(el.Value, c)
 				w.nested(el.Index, c)
+				w.code(w.arith(el.Index, 0))
 			}
 		}
 		if a.Naked && a.Name == nil && a.Value != nil {
-			v, ok := w.ev.word(a.Value).single()
-			if !ok {
-				w.env.kill() // declare "$x": any name, any attribute
-				continue
+			cw := w.ev.word(a.Value)
+			v, ok := cw.single()
+			switch {
+			case !ok && (strings.HasPrefix(w.ev.srcOf(a.Value), "-") || strings.HasPrefix(w.ev.srcOf(a.Value), "+") ||
+				!strings.Contains(w.ev.srcOf(a.Value), "=")):
+				spec.unknown = w.ev.srcOf(a.Value)
+			case ok && (strings.HasPrefix(v, "-") || strings.HasPrefix(v, "+")):
+				spec.opts += v
+			default:
+				// 'NAME=VALUE' quoted: bash splits it at the first '='.
+				e := declEntry{src: w.ev.srcOf(a.Value)}
+				if ok {
+					name, val, hasVal := strings.Cut(v, "=")
+					name = strings.TrimSuffix(name, "+")
+					base, why := w.nameArg(name)
+					w.code(why)
+					e.name, e.known, e.index = base, base != "", base != name
+					if hasVal {
+						e.val = &cword{src: val, vals: []string{val}}
+					}
+				} else {
+					e.val = &cword{src: e.src, vals: []string{holeStr}, dyn: cw.dyn}
+					if name, _, _ := strings.Cut(e.src, "="); bash.IsName(strings.TrimSuffix(name, "+")) {
+						e.name, e.known = strings.TrimSuffix(name, "+"), true
+					} else {
+						spec.unknown = e.src
+					}
+				}
+				spec.entries = append(spec.entries, e)
 			}
-			opts += v
+			continue
 		}
-	}
-	if strings.Contains(opts, "n") || variant == "nameref" {
-		w.env.kill() // a name reference: assignments to it write another variable
-	}
-	if variant == "readonly" || strings.Contains(opts, "r") {
-		w.env.noReplace = true
-	}
-	attrs := strings.ContainsAny(opts, "aAilucI") || strings.HasPrefix(opts, "+")
-	var words []string
-	words = append(words, variant)
-	for _, a := range d.Args {
-		words = append(words, w.ev.srcOf(a))
 		if a.Name == nil {
 			continue
 		}
-		switch {
-		case a.Naked:
-		case a.Array != nil || a.Index != nil || attrs || variant == "local":
-			w.forget(a.Name.Value)
-		case a.Append:
-			w.forget(a.Name.Value)
-		default:
-			vals := []string{""}
+		e := declEntry{src: w.ev.srcOf(a), name: a.Name.Value, known: true, index: a.Index != nil,
+			array: a.Array != nil, appnd: a.Append, word: a.Value}
+		if a.Index != nil {
+			w.code(w.arith(a.Index, 0))
+		}
+		if !a.Naked {
 			if a.Value != nil {
-				vals = w.ev.word(a.Value).vals
+				e.val = w.ev.word(a.Value)
+			} else if a.Array == nil {
+				e.val = &cword{vals: []string{""}}
 			}
-			w.assign(a.Name.Value, vals, c.definite)
+		}
+		spec.entries = append(spec.entries, e)
+	}
+	w.applyDecl(spec, c, nil)
+	t := strings.Join(words, " ")
+	w.add(Command{Text: t, Strict: []string{t}, Views: []View{{Text: t, Source: t}}, Inner: w.inScript})
+}
+
+// applyDecl applies a declare-like command: assignments, attributes,
+// name references. lw is the command's layer walk when it was reached as
+// words (builtin declare …), nil for a DeclClause.
+func (w *walker) applyDecl(d declSpec, c ctx, lw *layerWalk) {
+	fail := func(why string) {
+		if lw != nil {
+			lw.failAll(why)
+		} else {
+			w.code(why)
 		}
 	}
-	t := strings.Join(words, " ")
-	w.a.Commands = append(w.a.Commands, Command{Text: t, Strict: []string{t}, Views: []View{{Text: t, Source: t}}, Inner: w.inScript})
+	f := w.facts
+	if d.unknown != "" {
+		f.setPoison("`" + d.variant + " " + d.unknown + "`: an option or name that is not a literal may set any variable or attribute (IFS, -n, …)")
+	}
+	if d.has('f') || d.has('F') || d.has('p') {
+		return // functions, or printing
+	}
+	nameref := d.has('n') || d.variant == "nameref"
+	if d.variant == "readonly" || d.has('r') {
+		w.env.noReplace = true
+	}
+	for _, e := range d.entries {
+		if !e.known || e.name == "" {
+			continue
+		}
+		switch {
+		case nameref:
+			target, ok := "", false
+			if e.val != nil {
+				target, ok = e.val.single()
+			}
+			if !ok {
+				f.setPoison("`" + d.variant + " -n " + e.src + "`: a name reference whose target is not a literal (its subscript would be code)")
+				continue
+			}
+			base, why := w.nameArg(target)
+			if why != "" {
+				fail(why)
+			}
+			f.assign(e.name, assignAny)
+			if base != "" {
+				f.assign(base, assignAny)
+			}
+			w.env.kill() // assignments through the reference write another variable
+			continue
+		case d.has('i') || f.isInt(e.name):
+			if d.has('i') {
+				f.addInt(e.name)
+			}
+			if e.val != nil {
+				fail(w.intValue(e))
+			}
+			f.assign(e.name, assignInt)
+			w.forget(e.name)
+			continue
+		}
+		if e.val == nil && !e.array {
+			if d.variant == "local" {
+				w.forget(e.name)
+			}
+			continue
+		}
+		k := w.assignKindOf(e.word)
+		if e.word == nil && e.val != nil && isIntVals(e.val.vals) {
+			k = assignInt
+		}
+		f.assign(e.name, k)
+		switch {
+		case e.array || e.index || e.appnd || d.variant == "local" || d.has('a') || d.has('A') ||
+			d.has('l') || d.has('u') || d.has('c'):
+			w.forget(e.name)
+		default:
+			w.assign(e.name, e.val.vals, c.definite)
+		}
+	}
+}
+
+// assignKindOf says what an assignment of value gives the variable: an
+// integer when the value is $((…)) or a literal number, else any text.
+func (w *walker) assignKindOf(value *syntax.Word) assignKind {
+	if value == nil {
+		return assignInt // empty
+	}
+	if len(value.Parts) == 1 {
+		if _, ok := value.Parts[0].(*syntax.ArithmExp); ok {
+			return assignInt
+		}
+	}
+	if isIntVals(w.ev.word(value).vals) {
+		return assignInt
+	}
+	return assignAny
+}
+
+func isIntVals(vals []string) bool {
+	for _, v := range vals {
+		if v != "" && !bash.IsArithNumber(v) {
+			return false
+		}
+	}
+	return len(vals) > 0
+}
+
+// intValue checks a value assigned to an integer variable: bash evaluates
+// it as an arithmetic expression.
+func (w *walker) intValue(e declEntry) string {
+	if e.word != nil {
+		return w.operand(e.word, 0)
+	}
+	if v, ok := e.val.single(); ok {
+		return w.arithText(v, 0)
+	}
+	if e.val.dyn {
+		return "`" + e.src + "` assigns text set at run time to an integer variable (bash evaluates it as code)"
+	}
+	return ""
 }
 
 // call handles one simple command.
 func (w *walker) call(ce *syntax.CallExpr, c ctx, in stdinSrc, redirs []*syntax.Redirect) {
 	// The command is listed before the commands nested in it.
 	slot := len(w.a.Commands)
-	w.a.Commands = append(w.a.Commands, Command{})
+	w.add(Command{})
 	put := func(s Command) { w.a.Commands[slot] = s }
 	drop := func() { w.a.Commands = append(w.a.Commands[:slot], w.a.Commands[slot+1:]...) }
 	for _, a := range ce.Assigns {
 		w.nested(a.Value, c)
 		w.nested(a.Index, c)
+		if a.Index != nil {
+			w.code(w.arith(a.Index, 0))
+		}
 		if a.Array != nil {
 			for _, el := range a.Array.Elems {
 				w.nested(el.Value, c)
 				w.nested(el.Index, c)
+				w.code(w.arith(el.Index, 0))
 			}
 		}
 	}
@@ -512,9 +876,18 @@ func (w *walker) call(ce *syntax.CallExpr, c ctx, in stdinSrc, redirs []*syntax.
 	unsafe := false
 	for _, a := range ce.Assigns {
 		written = append(written, w.ev.srcOf(a))
-		if a.Name != nil && dangerousEnv(a.Name.Value) {
+		if a.Name == nil {
+			continue
+		}
+		if dangerousEnv(a.Name.Value) {
 			unsafe = true
 		}
+		k := w.assignKindOf(a.Value)
+		if w.facts.isInt(a.Name.Value) && a.Value != nil {
+			w.code(w.operand(a.Value, 0))
+			k = assignInt
+		}
+		w.facts.assign(a.Name.Value, k)
 	}
 	ws := w.ev.words(ce.Args)
 	for _, x := range ws {
@@ -531,7 +904,7 @@ func (w *walker) call(ce *syntax.CallExpr, c ctx, in stdinSrc, redirs []*syntax.
 			}
 			name := a.Name.Value
 			switch {
-			case a.Array != nil || a.Index != nil:
+			case a.Array != nil || a.Index != nil || w.facts.isInt(name):
 				w.forget(name)
 			case a.Append:
 				old, ok := w.env.get(name)
@@ -576,7 +949,7 @@ func (w *walker) call(ce *syntax.CallExpr, c ctx, in stdinSrc, redirs []*syntax.
 	sub := Command{Inner: w.inScript}
 	notHarmless := w.renderRedirs(redirs, true)
 	allRedirs := w.renderRedirs(redirs, false)
-	lw := &layerWalk{w: w, sub: &sub, c: c, in: in, allRedirs: allRedirs}
+	lw := &layerWalk{w: w, sub: &sub, c: c, in: in, allRedirs: allRedirs, redirs: redirs}
 	strict := ws
 	if unsafe {
 		strict = nil
@@ -620,10 +993,12 @@ type layerWalk struct {
 	c         ctx
 	in        stdinSrc
 	allRedirs string
+	redirs    []*syntax.Redirect
 	strict    []*cword // the allow view's words; nil once a layer is not strictly strippable
 	noAllow   bool
-	// unknownRest: what a wrapper runs could not be read at all (an unknown
-	// option): a hole stands for the rest.
+	// unknownRest: what the command runs could not be read at all (an
+	// unknown option, a program whose name the command computes): a hole
+	// stands for the rest.
 	unknownRest bool
 	n           int
 }
@@ -645,16 +1020,31 @@ func (lw *layerWalk) fail(why string) {
 	lw.noAllow = true
 }
 
+// failAll records that what the command runs is unknown altogether: a
+// hole stands for all of it, so every refusing pattern could match.
+func (lw *layerWalk) failAll(why string) {
+	lw.fail(why)
+	lw.unknownRest = true
+}
+
+// codeFail records a context of the command where bash evaluates text as
+// code that could not be resolved.
+func (lw *layerWalk) codeFail(_, why string) {
+	if why != "" {
+		lw.failAll(why)
+	}
+}
+
 // run adds the views of the command ws and of everything it wraps.
 func (lw *layerWalk) run(ws []*cword, depth int) {
 	lw.n++
 	if len(ws) == 0 || depth > maxLayers || lw.n > 4*maxLayers {
 		if depth > maxLayers || lw.n > 4*maxLayers {
-			lw.fail("wrappers nested too deeply")
-			lw.unknownRest = true
+			lw.failAll("wrappers nested too deeply")
 		}
 		return
 	}
+	w := lw.w
 	name := ws[0]
 	args := make([]string, 0, len(ws)-1)
 	for _, x := range ws[1:] {
@@ -668,6 +1058,9 @@ func (lw *layerWalk) run(ws []*cword, depth int) {
 		}
 	}
 	srcText := strings.Join(src, " ")
+	if srcText == "" {
+		srcText = lw.sub.Text // words a wrapper reads at run time (xargs): the command as written
+	}
 	lw.view(srcText, srcText)
 	if lw.allRedirs != "" {
 		lw.view(srcText+" "+lw.allRedirs, srcText)
@@ -691,7 +1084,7 @@ func (lw *layerWalk) run(ws []*cword, depth int) {
 	}
 	lw.sub.Text = joinNonEmpty(srcText, lw.allRedirs)
 	for _, n := range name.vals {
-		b := baseName(n)
+		b := bash.BaseName(n)
 		if !strings.ContainsRune(b, Hole) {
 			if b != n && !strings.ContainsRune(n, Hole) {
 				add(n)
@@ -703,18 +1096,61 @@ func (lw *layerWalk) run(ws []*cword, depth int) {
 		if b != n {
 			add(b)
 		}
-		lw.fail("command name is not a literal: `" + name.src + "`")
+		switch {
+		case name.src == "":
+			lw.failAll("the command takes its program from its input (xargs)")
+		case name.dyn || !envOnly(name.nodes):
+			// A name the command computes, or writes partly itself
+			// (eval$x), may be any program — eval, a shell, a wrapper — so
+			// what runs is unknown altogether.
+			lw.failAll("command name is not a literal: `" + name.src + "`")
+		default:
+			// A variable from the harness's environment ($EDITOR): data
+			// the command did not write; what follows is matched as
+			// written.
+			lw.fail("command name is not a literal: `" + name.src + "`")
+		}
+	}
+	if depth == 0 && !name.quoted && !name.expand {
+		// Bash expands aliases before it parses: a command named like an
+		// alias the script defines may be anything.
+		if v, ok := name.single(); ok && w.facts.isAlias(v) {
+			lw.failAll("`" + v + "` may be an alias the command defines (bash expands it before parsing)")
+		}
 	}
 	if !name.known() {
 		// It might be read, eval or source: nothing about variables is
 		// known after it.
-		lw.w.env.kill()
+		w.env.kill()
+		if name.dyn {
+			w.facts.setFlag("anyVar", &w.facts.anyVar)
+		}
 		return
 	}
-	if len(name.vals) > 1 {
+	// hash -p PATH NAME: NAME runs PATH.
+	var hashed []string
+	for _, n := range name.vals {
+		if strings.Contains(n, "/") {
+			continue
+		}
+		paths, known, ok := w.facts.hash(n)
+		if !ok {
+			continue
+		}
+		if !known {
+			lw.failAll("`" + n + "` was given a path by `hash -p` that is not a literal")
+			return
+		}
+		for _, p := range paths {
+			add(p)
+			add(bash.BaseName(p))
+			hashed = append(hashed, p)
+		}
+	}
+	if len(name.vals) > 1 || len(hashed) > 0 {
 		lw.strict = nil
 		lw.noAllow = true // a name from a variable is not a literal
-		for _, n := range name.vals {
+		for _, n := range append(append([]string(nil), name.vals...), hashed...) {
 			one := *name
 			one.vals = []string{n}
 			lw.layer(n, append([]*cword{&one}, ws[1:]...), depth)
@@ -731,41 +1167,70 @@ func (lw *layerWalk) run(ws []*cword, depth int) {
 // layer looks at what the command named n (ws[0]) runs.
 func (lw *layerWalk) layer(n string, ws []*cword, depth int) {
 	w := lw.w
-	base := baseName(n)
-	if wr := wrappers[base]; wr != nil {
-		u := wr.peel(base, ws)
-		if u.bad != "" {
-			lw.fail(u.bad)
-			lw.unknownRest = true
+	base := bash.BaseName(n)
+	if wr := wrap.Lookup(base); wr != nil {
+		u := wrap.Peel(wr, base, ws)
+		for _, a := range u.Assigns {
+			// env NAME=VALUE, sudo NAME=VALUE: the program's environment.
+			if name, _, ok := strings.Cut(a, "="); ok {
+				if eff, ok := interpreted(name); ok {
+					eff(w.facts, name)
+				}
+			}
+		}
+		if u.Bad != "" {
+			lw.failAll(u.Bad)
 			return
 		}
+		cmds := make([][]*cword, 0, len(u.Cmds))
+		for _, c := range u.Cmds {
+			cmd := c.Words
+			if c.Prepend != "" {
+				cmd = append([]*cword{{src: c.Prepend, vals: []string{c.Prepend}}}, cmd...)
+			}
+			if c.AppendInput {
+				cmd = append(append([]*cword(nil), cmd...), &cword{vals: []string{holeStr}, expand: true, dyn: true})
+			}
+			if u.Replace != "" {
+				cmd = fillIn(cmd, u.Replace)
+			}
+			cmds = append(cmds, cmd)
+		}
 		if len(lw.strict) > 0 && lw.strict[0] == ws[0] {
-			if u.strict && len(u.cmds) == 1 && len(u.scripts) == 0 {
-				lw.strict = u.cmds[0]
-			} else if len(u.cmds) > 0 || len(u.scripts) > 0 {
+			if u.Strict && len(cmds) == 1 && len(u.Scripts) == 0 {
+				lw.strict = cmds[0]
+			} else if len(cmds) > 0 || len(u.Scripts) > 0 {
 				lw.strict = nil
 			}
 		}
-		for _, s := range u.scripts {
-			if s.trap {
+		for _, sc := range u.Scripts {
+			s := innerScript{label: sc.Label, text: sc.Text, known: sc.Known, current: sc.Current, args: sc.Args, bad: sc.Bad}
+			if sc.HasWord {
+				s.word = sc.Word
+			}
+			if sc.Trap {
 				w.body(func() { w.inner(s, lw.c, false) })
 				continue
 			}
 			w.inner(s, lw.c, false)
 		}
-		for _, cmd := range u.cmds {
-			if u.replace != "" {
-				cmd = fillIn(cmd, u.replace)
-			}
+		for _, cmd := range cmds {
 			lw.run(cmd, depth+1)
 		}
-		if base == "xargs" && len(u.cmds) == 0 {
+		switch {
+		case base == "xargs" && len(cmds) == 0:
 			lw.sub.Views = append(lw.sub.Views, View{Text: "echo", Source: "xargs"})
+		case base == "exec" && len(cmds) == 0:
+			lw.execFeeds()
 		}
 		return
 	}
+	if b := builtins[base]; b != nil {
+		b(lw, ws)
+		return
+	}
 	switch {
-	case shells[base]:
+	case wrap.Shells[base]:
 		lw.shell(base, ws)
 	case base == "eval":
 		s := innerScript{label: "eval", current: true, known: true}
@@ -783,45 +1248,53 @@ func (lw *layerWalk) layer(n string, ws []*cword, depth int) {
 			w.inner(s, lw.c, false)
 		}
 	case base == "source" || base == ".":
-		if len(ws) < 2 {
+		i := 1
+		if i < len(ws) {
+			if v, ok := ws[i].single(); ok && v == "--" {
+				i++
+			} else if ok && strings.HasPrefix(v, "-") && v != "-" {
+				return // bash 5.2: an invalid option; nothing is read
+			}
+		}
+		if i >= len(ws) {
 			return
 		}
-		lw.fromFile(base, ws[1], true)
-	case base == "alias":
-		for _, x := range ws[1:] {
-			v, ok := x.single()
-			if !ok {
-				lw.w.inner(innerScript{label: "alias", word: x}, lw.c, false)
-				continue
-			}
-			if _, val, ok := strings.Cut(v, "="); ok {
-				lw.w.inner(innerScript{label: "alias", text: val, known: true}, lw.c, false)
-			}
+		if len(ws) > i+1 {
+			w.setPositional()
 		}
-	case binders[base]:
-		for _, x := range ws[1:] {
-			v, ok := x.single()
-			if !ok {
-				w.env.kill()
-				break
-			}
-			if i := strings.IndexAny(v, "=["); i >= 0 {
-				v = v[:i]
-			}
-			if isName(v) {
-				w.forget(v)
-			}
-		}
-		for _, v := range []string{"REPLY", "MAPFILE", "OPTARG", "OPTIND", "PWD", "OLDPWD", "DIRSTACK"} {
-			w.forget(v)
-		}
+		lw.fromFile(base, ws[i], true)
 	}
 }
 
-// binders are builtins that assign variables named by their arguments.
-var binders = map[string]bool{"read": true, "mapfile": true, "readarray": true, "getopts": true, "printf": true,
-	"unset": true, "wait": true, "let": true, "export": true, "declare": true, "typeset": true, "local": true,
-	"readonly": true, "cd": true, "pushd": true, "popd": true, "select": true, "shopt": true, "set": true}
+// envOnly reports whether a command word is one parameter expansion, bare
+// or in double quotes ($EDITOR, "$CC"), with no text of the command's own.
+func envOnly(w *syntax.Word) bool {
+	if w == nil || len(w.Parts) != 1 {
+		return false
+	}
+	switch p := w.Parts[0].(type) {
+	case *syntax.ParamExp:
+		return true
+	case *syntax.DblQuoted:
+		if len(p.Parts) == 1 {
+			_, ok := p.Parts[0].(*syntax.ParamExp)
+			return ok
+		}
+	}
+	return false
+}
+
+// innerScript is a shell script a command runs.
+type innerScript struct {
+	label   string // "bash -c", "su -c", "eval", …
+	word    *cword // the word holding it, nil when text is set
+	text    string
+	known   bool
+	current bool // runs in the current shell (eval, source): its assignments count
+	trap    bool // runs later, at an unknown time (trap)
+	args    bool // run with arguments ($1, … are text the command chose)
+	bad     string
+}
 
 // fillIn marks the words a wrapper fills in at run time (xargs -I R, find
 // {}) as unknown.
@@ -833,6 +1306,7 @@ func fillIn(ws []*cword, token string) []*cword {
 			cp := *x
 			cp.vals = []string{holeStr}
 			cp.expand = true
+			cp.dyn = true
 			out[i] = &cp
 		}
 	}
@@ -842,103 +1316,160 @@ func fillIn(ws []*cword, token string) []*cword {
 // shell handles bash|sh|zsh|dash|ksh: a script from -c, standard input or a
 // file.
 func (lw *layerWalk) shell(name string, ws []*cword) {
-	sc := parseShellCall(name, ws)
+	if why := lw.w.facts.startupReason(); why != "" {
+		lw.failAll(why)
+		return
+	}
+	sc := wrap.ParseShellCall(name, ws)
 	switch {
-	case sc.bad != "":
-		lw.fail(sc.bad)
-		lw.unknownRest = true
-	case sc.noRun:
-	case sc.dashC:
-		v, ok := sc.script.single()
-		lw.w.inner(innerScript{label: name + " -c", word: sc.script, text: v, known: ok}, lw.c, false)
-	case sc.stdin:
+	case sc.Bad != "":
+		lw.failAll(sc.Bad)
+	case sc.NoRun:
+	case sc.DashC:
+		v, ok := sc.Script.single()
+		lw.w.inner(innerScript{label: name + " -c", word: sc.Script, text: v, known: ok, args: sc.Args}, lw.c, false)
+	case sc.Stdin:
 		lw.stdin(name, false)
 	default:
-		lw.fromFile(name, sc.script, false)
+		lw.fromFile(name, sc.Script, false)
 	}
 }
 
 // fromFile handles a shell or source reading a script file operand.
 // Files are not analysed (hookd reads no files); standard input and
-// descriptors fed by a command are.
+// descriptors fed by the command are, because a file name (a link, a
+// variable) may stand for them.
 func (lw *layerWalk) fromFile(name string, f *cword, current bool) {
 	v, ok := f.single()
 	switch {
-	case ok && isStdinPath(v):
+	case ok && bash.IsStdinPath(v):
 		lw.stdin(name, current)
-	case ok && isFDPath(v), strings.HasPrefix(f.src, "<(") || strings.HasPrefix(f.src, "=("):
+		return
+	case ok && bash.IsFDPath(v), strings.HasPrefix(f.src, "<(") || strings.HasPrefix(f.src, "=("):
 		lw.w.inner(innerScript{label: name, word: f, bad: "`" + name + "` runs a script produced by a command: `" + f.src + "`"}, lw.c, current)
-	case current:
-		lw.w.env.kill() // a sourced file may set any variable
+		return
 	}
+	if current {
+		lw.w.env.kill() // a sourced file may set any variable
+		lw.w.facts.setFlag("anyVar", &lw.w.facts.anyVar)
+	}
+	// The file may be a link to standard input or to a descriptor the
+	// command fills: read what the command feeds it as a script too.
+	if lw.in.r != nil || lw.c.stdinPipe {
+		lw.stdin(name, current)
+	}
+	lw.otherFeeds(name, current)
+}
+
+// otherFeeds analyses here-documents and here-strings on descriptors
+// other than standard input, and those left open by exec, as scripts a
+// shell reading a file might read.
+func (lw *layerWalk) otherFeeds(name string, current bool) {
+	w := lw.w
+	for _, r := range lw.redirs {
+		if r.N == nil || r.N.Value == "0" {
+			continue
+		}
+		if s, ok := w.feed(name, r); ok {
+			w.inner(s, lw.c, current)
+		}
+	}
+	for _, s := range w.facts.feeds {
+		w.inner(s, lw.c, current)
+	}
+}
+
+// execFeeds records the here-documents and here-strings `exec` leaves open
+// on descriptors, for shells that later read a file or standard input.
+func (lw *layerWalk) execFeeds() {
+	w := lw.w
+	for _, r := range lw.redirs {
+		if s, ok := w.feed("exec", r); ok && len(w.facts.feeds) < 16 {
+			w.facts.feeds = append(w.facts.feeds, s)
+		}
+	}
+}
+
+// feed reads a redirection that gives a descriptor content from the
+// command: a here-document, a here-string or a process substitution.
+func (w *walker) feed(name string, r *syntax.Redirect) (innerScript, bool) {
+	switch r.Op {
+	case syntax.Hdoc, syntax.DashHdoc:
+		return w.heredocScript(name, r), true
+	case syntax.WordHdoc:
+		cw := w.ev.word(r.Word)
+		v, ok := cw.single()
+		return innerScript{label: name + " <<<", word: cw, text: v, known: ok}, true
+	case syntax.RdrIn, syntax.RdrInOut:
+		if strings.HasPrefix(w.ev.srcOf(r.Word), "<(") {
+			return innerScript{label: name, bad: "`" + name + "` may read its script from `" + w.ev.srcOf(r.Word) + "`"}, true
+		}
+	}
+	return innerScript{}, false
 }
 
 // stdin handles a shell or source reading its script from standard input.
 func (lw *layerWalk) stdin(name string, current bool) {
 	r := lw.in.r
+	w := lw.w
 	if r == nil {
 		if lw.c.stdinPipe {
-			lw.w.inner(innerScript{label: name, bad: "`" + name + "` reads its script from a pipe"}, lw.c, current)
+			w.inner(innerScript{label: name, bad: "`" + name + "` reads its script from a pipe"}, lw.c, current)
+			return
+		}
+		for _, s := range w.facts.feeds {
+			w.inner(s, lw.c, current)
 		}
 		return
 	}
-	w := lw.w
 	switch r.Op {
-	case syntax.Hdoc, syntax.DashHdoc:
-		s := innerScript{label: name + " <<", known: true}
-		quoted := false
-		for _, p := range r.Word.Parts {
-			if _, ok := p.(*syntax.Lit); !ok {
-				quoted = true
-			}
-		}
-		if strings.ContainsAny(w.ev.srcOf(r.Word), `\'"`) {
-			quoted = true
-		}
-		if r.Hdoc != nil {
-			for _, p := range r.Hdoc.Parts {
-				l, ok := p.(*syntax.Lit)
-				if !ok {
-					s.known = false
-					s.bad = "here-document fed to `" + name + "` is not a literal"
-					break
-				}
-				if quoted {
-					s.text += l.Value
-				} else {
-					s.text += unescapeHeredoc(l.Value)
-				}
-			}
-		}
+	case syntax.Hdoc, syntax.DashHdoc, syntax.WordHdoc:
+		s, _ := w.feed(name, r)
 		w.inner(s, lw.c, current)
-	case syntax.WordHdoc:
-		cw := w.ev.word(r.Word)
-		v, ok := cw.single()
-		w.inner(innerScript{label: name + " <<<", word: cw, text: v, known: ok}, lw.c, current)
 	case syntax.RdrIn, syntax.RdrInOut:
 		cw := w.ev.word(r.Word)
 		cw.src = w.ev.srcOf(r.Word)
-		lw.fromFile(name, cw, current)
+		v, ok := cw.single()
+		switch {
+		case ok && bash.IsStdinPath(v):
+		case ok && bash.IsFDPath(v), strings.HasPrefix(cw.src, "<(") || strings.HasPrefix(cw.src, "=("):
+			w.inner(innerScript{label: name, word: cw, bad: "`" + name + "` runs a script produced by a command: `" + cw.src + "`"}, lw.c, current)
+		case current:
+			w.env.kill()
+		}
 	default: // <&N: another descriptor
 		w.inner(innerScript{label: name, bad: "`" + name + "` reads its script from a duplicated descriptor"}, lw.c, current)
 	}
 }
 
-func unescapeHeredoc(s string) string {
-	if !strings.ContainsRune(s, '\\') {
-		return s
+// heredocScript reads a here-document as the script a shell would run.
+func (w *walker) heredocScript(name string, r *syntax.Redirect) innerScript {
+	s := innerScript{label: name + " <<", known: true}
+	quoted := false
+	for _, p := range r.Word.Parts {
+		if _, ok := p.(*syntax.Lit); !ok {
+			quoted = true
+		}
 	}
-	var b strings.Builder
-	for i := 0; i < len(s); i++ {
-		if s[i] == '\\' && i+1 < len(s) && strings.IndexByte("\\$`\n", s[i+1]) >= 0 {
-			i++
-			if s[i] == '\n' {
-				continue
+	if strings.ContainsAny(w.ev.srcOf(r.Word), `\'"`) {
+		quoted = true
+	}
+	if r.Hdoc != nil {
+		for _, p := range r.Hdoc.Parts {
+			l, ok := p.(*syntax.Lit)
+			if !ok {
+				s.known = false
+				s.bad = "here-document fed to `" + name + "` is not a literal"
+				break
+			}
+			if quoted {
+				s.text += w.ev.lit(l.Value)
+			} else {
+				s.text += bash.UnescapeHeredoc(w.ev.lit(l.Value))
 			}
 		}
-		b.WriteByte(s[i])
 	}
-	return b.String()
+	return s
 }
 
 // inner analyses a script run by a command: in a child shell (bash -c, a
@@ -946,7 +1477,7 @@ func unescapeHeredoc(s string) string {
 // current). A script that is not a literal or does not parse fails closed.
 func (w *walker) inner(s innerScript, c ctx, _ bool) {
 	if s.bad != "" {
-		w.a.unresolved(s.bad)
+		w.code(s.bad)
 		if s.current {
 			w.env.kill()
 		}
@@ -957,26 +1488,27 @@ func (w *walker) inner(s innerScript, c ctx, _ bool) {
 		if s.word != nil {
 			src = s.word.src
 		}
-		w.a.unresolved("script of `" + s.label + "` is not a literal: `" + src + "`")
+		w.code("script of `" + s.label + "` is not a literal: `" + src + "`")
 		if s.current {
 			w.env.kill()
 		}
 		return
 	}
 	if w.depth >= maxInnerScripts {
-		w.a.unresolved("scripts nested more than " + fmt.Sprint(maxInnerScripts) + " deep")
+		w.code("scripts nested more than " + fmt.Sprint(maxInnerScripts) + " deep")
 		return
 	}
-	f, err := parseBash(s.text)
+	p, err := w.parseInner(s.text)
 	if err != nil {
-		w.a.unresolved("script of `" + s.label + "` does not parse: " + err.Error())
+		w.code("script of `" + s.label + "` does not parse: " + err.Error())
 		if s.current {
 			w.env.kill()
 		}
 		return
 	}
-	child := &walker{a: w.a, depth: w.depth + 1, inScript: true, inFn: w.inFn}
-	child.ev = wordEval{src: s.text, expand: w.ev.expand, noVars: w.ev.noVars}
+	child := &walker{a: w.a, st: w.st, facts: w.facts, depth: w.depth + 1, inScript: true, inFn: w.inFn}
+	child.ev = wordEval{src: s.text, expand: w.ev.expand, noVars: w.ev.noVars, facts: w.facts, cr: p.CR,
+		posRun: w.ev.posRun || s.args}
 	cc := ctx{definite: true}
 	if s.current {
 		child.env = w.env
@@ -987,7 +1519,25 @@ func (w *walker) inner(s innerScript, c ctx, _ bool) {
 		child.ev.noVars = false
 	}
 	child.ev.env = child.env
-	child.stmts(f.Stmts, cc)
+	for _, n := range p.Notes {
+		child.code(n)
+	}
+	child.stmts(p.File.Stmts, cc)
+}
+
+// parseInner parses an inner script once per analysis, within the
+// analysis's budget.
+func (w *walker) parseInner(text string) (*bash.Script, error) {
+	if r, ok := w.st.parses[text]; ok {
+		return r.s, r.err
+	}
+	if len(w.st.parses) >= maxParses || w.st.parsed+len(text) > maxParsedBytes {
+		return nil, bash.ErrTooDeep
+	}
+	w.st.parsed += len(text)
+	s, err := bash.Parse(text)
+	w.st.parses[text] = parseResult{s, err}
+	return s, err
 }
 
 // renderRedirs renders a statement's redirections in source order
@@ -1019,7 +1569,7 @@ func (w *walker) isFDDup(r *syntax.Redirect) bool {
 		return false
 	}
 	t := r.Word.Lit()
-	return isDigits(t) || t == "-"
+	return bash.IsDigits(t) || t == "-"
 }
 
 // harmless reports whether Strict views may leave a redirection out: fd

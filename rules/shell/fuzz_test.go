@@ -1,6 +1,9 @@
 package shell
 
 import (
+	"github.com/hookd/hookd/rules/shell/bash"
+	"runtime/debug"
+	"slices"
 	"strings"
 	"testing"
 
@@ -57,6 +60,7 @@ func FuzzSplit(f *testing.F) {
 		if perr != nil {
 			return // parsed within Analyze's own limits but not by a fresh parser: nothing to compare
 		}
+		bash.FixCoprocs(fl) // bash's reading of `coproc NAME cmd | …` (parse.go)
 		syntax.Walk(fl, func(n syntax.Node) bool {
 			ce, ok := n.(*syntax.CallExpr)
 			if !ok || len(ce.Args) == 0 {
@@ -113,4 +117,59 @@ func couldStart(v, name string) bool {
 		}
 	}
 	return i == len(t) || i == len(name) && i == len(v)
+}
+
+// deepOpeners and deepClosers nest a command: deepOpeners[i] + C +
+// deepClosers[i] runs C.
+var deepOpeners = []string{"$(", "(", "{ ", "if true; then ", "while true; do ", "case a in a) ", "\"$(", "`", "time ",
+	"! ", "true && ", "true | ", "f() { ", "[[ $(", "echo $(( a[$(", "bash -c '", "eval '", "x=$(", "cat <(", "for i in 1; do "}
+var deepClosers = []string{")", ")", "; }", "; fi", "; break; done", ";; esac", ")\"", "`", "", "", "", "", "; }; f", ") ]]",
+	") ] ))", "'", "'", ")", ")", "; done"}
+
+// FuzzDeep drives deep and wide generators from fuzz input: a command made
+// of layers of nesting (chosen per layer, any depth the input asks for,
+// well past the bounds) behind a run of repeated commands (any width, past
+// the 4,096 bound), around an rm. Analyze must answer within a 64 MiB
+// stack, and unless the line is refused outright, rm must be seen or
+// something must be unresolved.
+func FuzzDeep(f *testing.F) {
+	f.Add([]byte{0, 200, 1}, uint16(300), uint16(0))
+	f.Add([]byte{14}, uint16(40000), uint16(0))
+	f.Add([]byte{3, 4, 5}, uint16(5000), uint16(4097))
+	f.Add([]byte{10, 11}, uint16(60000), uint16(100))
+	old := debug.SetMaxStack(64 << 20)
+	defer debug.SetMaxStack(old)
+	f.Fuzz(func(t *testing.T, layers []byte, depth, width uint16) {
+		if len(layers) == 0 || len(layers) > 16 {
+			return
+		}
+		var open strings.Builder
+		var closers []string
+		per := int(depth)/len(layers) + 1
+		for _, l := range layers {
+			i := int(l) % len(deepOpeners)
+			n := per
+			if deepClosers[i] == "'" || deepClosers[i] == "`" {
+				n = 1 // quotes do not nest without escaping
+			}
+			for k := 0; k < n && open.Len() < 1<<20; k++ {
+				open.WriteString(deepOpeners[i])
+				closers = append(closers, deepClosers[i])
+			}
+		}
+		slices.Reverse(closers)
+		cmd := strings.Repeat(":;", int(width)) + open.String() + "rm -rf x" + strings.Join(closers, "")
+		a := Analyze(cmd)
+		if a.Err != nil {
+			return
+		}
+		for _, c := range a.Commands {
+			if c.Unresolved != "" {
+				return
+			}
+		}
+		if !seen(a, "rm") {
+			t.Fatalf("rm is neither seen nor unresolved in %.200q…", cmd)
+		}
+	})
 }

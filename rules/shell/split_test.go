@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/hookd/hookd/rules/shell/bash"
 	"mvdan.cc/sh/v3/syntax"
 )
 
@@ -68,7 +69,8 @@ var splitTests = []struct {
 	{"substitution with compound", "echo $(cd x && ls)", []string{"echo $(cd x && ls)", "cd x", "ls"}, ""},
 	{"process substitution", "diff <(sort a) <(sort b)", []string{"diff <(sort a) <(sort b)", "sort a", "sort b"}, ""},
 	{"arithmetic", "echo $((1+2*3))", []string{"echo $((1+2*3))"}, ""},
-	{"arithmetic with substitution", "echo $(( $(wc -l < f) + 1 ))", []string{"echo $(( $(wc -l < f) + 1 ))", "wc -l < f"}, ""},
+	{"arithmetic with substitution", "echo $(( $(wc -l < f) + 1 ))", []string{"echo $(( $(wc -l < f) + 1 ))", "arithmetic evaluates the output of `$(wc -l < f)` as code", "wc -l < f"}, ""},
+	{"arithmetic with a number", "n=3; echo $(( n + 1 ))", []string{"n=3", "echo $(( n + 1 ))"}, ""},
 	{"subshell in $( (", "echo $( (ls) )", []string{"echo $( (ls) )", "ls"}, ""},
 	{"parameter expansion", "echo ${HOME:-/tmp}", []string{"echo ${HOME:-/tmp}"}, ""},
 	{"parameter expansion with substitution", "echo ${X:-$(id)}", []string{"echo ${X:-$(id)}", "id"}, ""},
@@ -114,7 +116,7 @@ var splitTests = []struct {
 	{"trailing backslash is a literal", "ls \\", []string{"ls \\"}, ""},
 	{"redirect without target", "echo >", nil, "must be followed by a word"},
 	{"redirect into operator", "echo > ;", nil, "must be followed by a word"},
-	{"deep nesting", strings.Repeat("$(", 300) + strings.Repeat(")", 300), nil, "nesting too deep"},
+	{"deep nesting", strings.Repeat("$(", 4000) + strings.Repeat(")", 4000), nil, "too deeply nested"},
 	{"case statement", "case $x in a) rm -rf /;; esac", []string{"rm -rf /"}, ""},
 }
 
@@ -199,12 +201,12 @@ func denyStrings(vs []View) []string {
 func wordValues(t *testing.T, word string) []string {
 	t.Helper()
 	src := "echo " + word
-	f, err := parseBash(src)
+	s, err := bash.Parse(src)
 	if err != nil {
 		t.Fatalf("%q: %v", word, err)
 	}
-	ev := wordEval{src: src, env: newVarEnv()}
-	return ev.word(f.Stmts[0].Cmd.(*syntax.CallExpr).Args[1]).vals
+	ev := wordEval{src: src, env: newVarEnv(), facts: newFacts(), cr: s.CR}
+	return ev.word(s.File.Stmts[0].Cmd.(*syntax.CallExpr).Args[1]).vals
 }
 
 func TestWordValues(t *testing.T) {

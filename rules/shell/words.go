@@ -1,95 +1,34 @@
 package shell
 
 import (
-	"errors"
-	"fmt"
-	"path"
+	"github.com/hookd/hookd/rules/shell/bash"
 	"strings"
-	"sync"
 
 	"mvdan.cc/sh/v3/syntax"
 )
 
-// This file turns Bash source into syntax trees with mvdan.cc/sh/v3/syntax
-// (the parser behind shfmt, bash dialect) and evaluates words statically:
-// quote removal, $'…' decoding, brace expansion, and parameter expansion of
-// variables whose value an assignment in the same script makes known. What
-// cannot be known statically — a command substitution, a variable from the
-// environment, a glob — becomes a hole: a placeholder that stands for any
-// text. analyze.go builds the views that carry the holes; what a hole costs
-// is the matcher's business (package rules fails closed on it).
+// This file evaluates words statically: quote removal, $'…' decoding,
+// brace expansion, and parameter expansion of variables whose value an
+// assignment in the same script makes known. What cannot be known
+// statically — a command substitution, a variable from the environment, a
+// glob — becomes a hole: a placeholder that stands for any text. A hole is
+// one of two kinds: text from the harness's environment (a variable the
+// command never assigns, ~), which the command did not write, or text the
+// command chose at run time (a command's output, a glob, a value read or
+// built by the script), which may be anything. analyze.go builds the views
+// that carry the holes; what a hole costs is the matcher's business
+// (package rules fails closed on it).
 
 // Hole stands, in a View, for text that cannot be known without running the
 // shell. A NUL byte cannot occur in a shell word, so it never collides with
 // real text.
-const Hole = '\x00'
+const Hole = bash.Hole
 
 const holeStr = string(Hole)
-
-// maxShellLen bounds the input we analyse. Longer commands are reported as
-// unparseable (Analysis.Err).
-const maxShellLen = 1 << 20
-
-// maxNesting bounds bracket nesting before the parser sees the input: the
-// parser is recursive and slows down sharply on pathological nesting.
-const maxNesting = 256
 
 // maxCandidates bounds the values one word may take (x=a or x=b …); beyond
 // it the word becomes a hole.
 const maxCandidates = 8
-
-var (
-	errTooLong = errors.New("command too long")
-	errTooDeep = errors.New("nesting too deep")
-)
-
-var parserPool = sync.Pool{New: func() any {
-	return syntax.NewParser(syntax.Variant(syntax.LangBash), syntax.KeepComments(false))
-}}
-
-// parseBash parses src as a Bash script. The error says why it does not
-// parse; callers fail closed on it (deny/ask) or open (`if`).
-func parseBash(src string) (*syntax.File, error) {
-	if len(src) > maxShellLen {
-		return nil, errTooLong
-	}
-	if nestingDepth(src) > maxNesting {
-		return nil, errTooDeep
-	}
-	p := parserPool.Get().(*syntax.Parser)
-	defer parserPool.Put(p)
-	f, err := p.Parse(strings.NewReader(src), "")
-	if err != nil {
-		var pe syntax.ParseError
-		if errors.As(err, &pe) {
-			return nil, fmt.Errorf("%s (line %d, column %d)", pe.Text, pe.Pos.Line(), pe.Pos.Col())
-		}
-		return nil, err
-	}
-	return f, nil
-}
-
-// nestingDepth over-estimates how deeply brackets nest, ignoring quotes.
-func nestingDepth(src string) int {
-	depth, max := 0, 0
-	for i := 0; i < len(src); i++ {
-		switch src[i] {
-		case '(', '{', '`':
-			depth++
-			if depth > max {
-				max = depth
-			}
-		case ')', '}':
-			if depth > 0 {
-				depth--
-			}
-		}
-	}
-	if strings.Count(src, "`") > maxNesting {
-		return strings.Count(src, "`")
-	}
-	return max
-}
 
 // cword is one word of a simple command after static evaluation.
 type cword struct {
@@ -97,7 +36,11 @@ type cword struct {
 	vals   []string // the values it can take; holes (\x00) where unknown
 	quoted bool     // contains quotes or escapes
 	expand bool     // contains an expansion ($…, `…`, $(…), <(…), a glob)
-	nodes  *syntax.Word
+	// dyn: a hole holds text the command chose at run time (a command's
+	// output, a glob, a variable the script sets at run time), not data
+	// from the environment.
+	dyn   bool
+	nodes *syntax.Word
 }
 
 // single returns the word's value when it is known and unique.
@@ -107,6 +50,11 @@ func (w *cword) single() (string, bool) {
 	}
 	return "", false
 }
+
+// Single, Source and Known let package wrap read the word.
+func (w *cword) Single() (string, bool) { return w.single() }
+func (w *cword) Source() string         { return w.src }
+func (w *cword) Known() bool            { return w.known() }
 
 // known reports whether every value of the word is hole-free.
 func (w *cword) known() bool {
@@ -119,10 +67,14 @@ func (w *cword) known() bool {
 }
 
 // text is the word for display and for argument views: its value when
-// known and unique, else as written.
+// known and unique, else as written (a hole when it was never written:
+// the words xargs appends).
 func (w *cword) text() string {
 	if v, ok := w.single(); ok {
 		return v
+	}
+	if w.src == "" {
+		return holeStr
 	}
 	return w.src
 }
@@ -225,8 +177,28 @@ func containsStr(list []string, s string) bool {
 type wordEval struct {
 	src    string
 	env    *varEnv
+	facts  *facts
 	noVars bool // inside a function or trap body: variables are unknown
+	posRun bool // $1, $@, …: arguments the command chose (function bodies, scripts run with arguments)
+	cr     byte // the placeholder mvdan read for each carriage return (see parse.go)
 	expand *bool
+}
+
+// lit maps the carriage-return placeholder in a literal back.
+func (ev *wordEval) lit(s string) string {
+	if ev.cr != 0 && strings.IndexByte(s, ev.cr) >= 0 {
+		return strings.ReplaceAll(s, string(ev.cr), "\r")
+	}
+	return s
+}
+
+// known returns a variable's values when an earlier literal assignment
+// makes them known.
+func (ev *wordEval) known(name string) ([]string, bool) {
+	if ev.noVars || ev.env == nil {
+		return nil, false
+	}
+	return ev.env.get(name)
 }
 
 func (ev *wordEval) srcOf(n syntax.Node) string {
@@ -334,13 +306,32 @@ func (ev *wordEval) word(w *syntax.Word) *cword {
 	cw := &cword{nodes: w}
 	if len(w.Parts) == 1 {
 		// The common case: one plain literal.
-		if l, ok := w.Parts[0].(*syntax.Lit); ok && !strings.ContainsAny(l.Value, "\\*?[") {
+		if l, ok := w.Parts[0].(*syntax.Lit); ok && !strings.ContainsAny(l.Value, "\\*?[~") &&
+			(ev.cr == 0 || strings.IndexByte(l.Value, ev.cr) < 0) {
 			cw.vals = []string{l.Value}
 			return cw
 		}
 	}
 	vals := []string{""}
-	for _, p := range w.Parts {
+	parts := w.Parts
+	if l, ok := parts[0].(*syntax.Lit); ok && strings.HasPrefix(l.Value, "~") {
+		// Tilde expansion: the prefix up to the first slash is a home
+		// directory (the user's, another user's, $PWD, $OLDPWD). A path
+		// below it keeps its literal last part; a lone prefix is a hole.
+		slash := strings.IndexByte(l.Value, '/')
+		switch {
+		case slash < 0 && len(parts) == 1:
+			cw.expand = true
+			cw.dyn = ev.facts != nil && (ev.facts.flag("home", ev.facts.home) || l.Value == "~+" || l.Value == "~-")
+			cw.vals = []string{holeStr}
+			return cw
+		case slash > 0 && ev.facts != nil && l.Value[:slash] == "~" && ev.facts.flag("home", ev.facts.home):
+			cw.expand, cw.dyn = true, true
+			vals = ev.part(cw, &syntax.Lit{Value: l.Value[slash:]}, []string{holeStr}, false)
+			parts = parts[1:]
+		}
+	}
+	for _, p := range parts {
 		vals = ev.part(cw, p, vals, false)
 	}
 	cw.vals = vals
@@ -374,27 +365,38 @@ func appendVals(acc, add []string) []string {
 func (ev *wordEval) part(cw *cword, p syntax.WordPart, acc []string, inDouble bool) []string {
 	switch p := p.(type) {
 	case *syntax.Lit:
+		val := ev.lit(p.Value)
 		if inDouble {
-			return appendVals(acc, []string{unescapeDouble(p.Value)})
+			return appendVals(acc, []string{bash.UnescapeDouble(val)})
 		}
-		v, glob := unescapeUnquoted(p.Value)
-		if strings.ContainsRune(p.Value, '\\') {
+		v, glob := bash.UnescapeUnquoted(val)
+		if strings.ContainsRune(val, '\\') {
 			cw.quoted = true
 		}
 		if glob {
-			cw.expand = true
+			cw.expand, cw.dyn = true, true // pathname expansion: names of files the command may have made
 		}
 		return appendVals(acc, []string{v})
 	case *syntax.SglQuoted:
 		cw.quoted = true
 		if p.Dollar {
 			var b strings.Builder
-			decodeANSIC(p.Value, 0, &b)
-			return appendVals(acc, []string{strings.ReplaceAll(b.String(), "\x00", "")})
+			bash.DecodeANSIC(ev.lit(p.Value), 0, &b)
+			v := b.String()
+			if i := strings.IndexByte(v, 0); i >= 0 {
+				v = v[:i] // bash ends the string at a NUL: $'rm\0x' is rm
+			}
+			return appendVals(acc, []string{v})
 		}
-		return appendVals(acc, []string{p.Value})
+		return appendVals(acc, []string{ev.lit(p.Value)})
 	case *syntax.DblQuoted:
 		cw.quoted = true
+		if p.Dollar && ev.facts != nil && ev.facts.flag("locale", ev.facts.locale) {
+			// $"…" is translated through the message catalogue the script
+			// chose.
+			cw.expand, cw.dyn = true, true
+			return appendVals(acc, []string{holeStr})
+		}
 		for _, q := range p.Parts {
 			acc = ev.part(cw, q, acc, true)
 		}
@@ -405,18 +407,31 @@ func (ev *wordEval) part(cw *cword, p syntax.WordPart, acc []string, inDouble bo
 		if vals, ok := ev.param(p); ok {
 			if !inDouble {
 				// Unquoted values are split on IFS and globbed: only plain
-				// words stay known.
+				// words stay known, and none once IFS may have changed.
+				if ev.facts != nil && ev.facts.flag("ifs", ev.facts.ifs) {
+					cw.dyn = true
+					return appendVals(acc, []string{holeStr})
+				}
 				for _, v := range vals {
 					if v == "" || strings.ContainsAny(v, " \t\n*?[") {
+						cw.dyn = true
 						return appendVals(acc, []string{holeStr})
 					}
 				}
 			}
 			return appendVals(acc, vals)
 		}
+		if ev.paramKind(p) == kindRun {
+			cw.dyn = true
+		}
 		return appendVals(acc, []string{holeStr})
-	default: // $(…), `…`, $((…)), <(…), extglob, brace sequences
+	case *syntax.ArithmExp:
+		// An integer (the expression is checked where it is walked).
 		cw.expand = true
+		ev.sawExpansion()
+		return appendVals(acc, []string{holeStr})
+	default: // $(…), `…`, <(…), extglob, brace sequences
+		cw.expand, cw.dyn = true, true
 		ev.sawExpansion()
 		return appendVals(acc, []string{holeStr})
 	}
@@ -430,210 +445,30 @@ func (ev *wordEval) sawExpansion() {
 
 // param resolves $name / ${name} from the environment.
 func (ev *wordEval) param(p *syntax.ParamExp) ([]string, bool) {
-	if ev.noVars || ev.env == nil || p.Param == nil || p.Excl || p.Length || p.Width || p.IsSet ||
-		p.Index != nil || p.Slice != nil || p.Repl != nil || p.Names != 0 || p.Exp != nil ||
-		p.NestedParam != nil || len(p.Modifiers) > 0 || p.Flags != nil || !isName(p.Param.Value) {
+	if p.Param == nil || !plainParam(p) || !bash.IsName(p.Param.Value) {
 		return nil, false
 	}
-	return ev.env.get(p.Param.Value)
+	return ev.known(p.Param.Value)
 }
 
-// unescapeUnquoted removes backslashes from an unquoted literal and turns
-// glob patterns (*, ?, […]) into holes: pathname expansion decides what they
-// become. glob reports whether there was one.
-func unescapeUnquoted(s string) (string, bool) {
-	if !strings.ContainsAny(s, "\\*?[") {
-		return s, false
+// paramKind says what an expansion the walker cannot resolve holds: data
+// from the environment, or text the command chose. Only $name, ${name},
+// a length or a transformation of such a value is data; a default, an
+// alternative or a replacement is text written in the command.
+func (ev *wordEval) paramKind(p *syntax.ParamExp) varKind {
+	if p.Param == nil || ev.facts == nil {
+		return kindRun
 	}
-	var b strings.Builder
-	glob := false
-	for i := 0; i < len(s); i++ {
-		c := s[i]
-		switch c {
-		case '\\':
-			if i+1 < len(s) {
-				i++
-				if s[i] != '\n' {
-					b.WriteByte(s[i])
-				}
-			}
-		case '*', '?':
-			glob = true
-			b.WriteByte(Hole)
-		case '[':
-			// A bracket expression needs at least one character before its ']'.
-			if i+2 <= len(s) {
-				if j := strings.IndexByte(s[i+2:], ']'); j >= 0 {
-					glob = true
-					b.WriteByte(Hole)
-					i += 2 + j
-					continue
-				}
-			}
-			b.WriteByte(c)
-		default:
-			b.WriteByte(c)
-		}
+	if p.Length {
+		return kindInt
 	}
-	return b.String(), glob
-}
-
-// unescapeDouble removes the backslashes that are escapes inside "…".
-func unescapeDouble(s string) string {
-	if !strings.ContainsRune(s, '\\') {
-		return s
+	if p.Repl != nil || p.Exp != nil && p.Exp.Op != syntax.UpperFirst && p.Exp.Op != syntax.UpperAll &&
+		p.Exp.Op != syntax.LowerFirst && p.Exp.Op != syntax.LowerAll && p.Exp.Op != syntax.RemSmallPrefix &&
+		p.Exp.Op != syntax.RemLargePrefix && p.Exp.Op != syntax.RemSmallSuffix && p.Exp.Op != syntax.RemLargeSuffix {
+		return kindRun
 	}
-	var b strings.Builder
-	for i := 0; i < len(s); i++ {
-		if s[i] == '\\' && i+1 < len(s) && strings.IndexByte("\"\\$`\n", s[i+1]) >= 0 {
-			i++
-			if s[i] == '\n' {
-				continue
-			}
-		}
-		b.WriteByte(s[i])
+	if p.Excl || p.NestedParam != nil || p.Flags != nil || len(p.Modifiers) > 0 {
+		return kindRun
 	}
-	return b.String()
-}
-
-// baseName is the command name a path runs ("/usr/bin/env" → "env"); a
-// word without a slash is returned as is.
-func baseName(v string) string {
-	if !strings.Contains(v, "/") {
-		return v
-	}
-	b := path.Base(v)
-	if b == "/" || b == "." {
-		return v
-	}
-	return b
-}
-
-// isDigits reports whether s is a non-empty run of ASCII digits.
-func isDigits(s string) bool {
-	if s == "" {
-		return false
-	}
-	for i := 0; i < len(s); i++ {
-		if s[i] < '0' || s[i] > '9' {
-			return false
-		}
-	}
-	return true
-}
-
-func isNameByte(c byte) bool {
-	return c == '_' || (c >= '0' && c <= '9') || (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z')
-}
-
-// isName reports whether s is a shell variable name.
-func isName(s string) bool {
-	if s == "" || (s[0] >= '0' && s[0] <= '9') {
-		return false
-	}
-	for i := 0; i < len(s); i++ {
-		if !isNameByte(s[i]) {
-			return false
-		}
-	}
-	return true
-}
-
-// decodeANSIC decodes the body of $'…' starting at raw[i] into b, as bash
-// does (\n, \t, \xHH, \NNN octal, \', \\, …), and returns the index of
-// the closing quote (or the end of raw).
-func decodeANSIC(raw string, i int, b *strings.Builder) int {
-	for ; i < len(raw); i++ {
-		c := raw[i]
-		if c == '\'' {
-			return i
-		}
-		if c != '\\' || i+1 >= len(raw) {
-			b.WriteByte(c)
-			continue
-		}
-		i++
-		switch e := raw[i]; e {
-		case 'n':
-			b.WriteByte('\n')
-		case 't':
-			b.WriteByte('\t')
-		case 'r':
-			b.WriteByte('\r')
-		case 'a':
-			b.WriteByte('\a')
-		case 'b':
-			b.WriteByte('\b')
-		case 'e', 'E':
-			b.WriteByte(0x1b)
-		case 'f':
-			b.WriteByte('\f')
-		case 'v':
-			b.WriteByte('\v')
-		case 'x':
-			v, n := 0, 0
-			for n < 2 && i+1 < len(raw) && isHex(raw[i+1]) {
-				i++
-				v = v*16 + hexVal(raw[i])
-				n++
-			}
-			if n == 0 {
-				b.WriteString("\\x")
-			} else {
-				b.WriteByte(byte(v))
-			}
-		case 'u', 'U':
-			// \uHHHH, \UHHHHHHHH: a code point.
-			max := 4
-			if e == 'U' {
-				max = 8
-			}
-			v, n := 0, 0
-			for n < max && i+1 < len(raw) && isHex(raw[i+1]) {
-				i++
-				v = v*16 + hexVal(raw[i])
-				n++
-			}
-			if n == 0 {
-				b.WriteByte('\\')
-				b.WriteByte(e)
-			} else {
-				b.WriteRune(rune(v))
-			}
-		case 'c':
-			// \cX: control character.
-			if i+1 < len(raw) {
-				i++
-				b.WriteByte(raw[i] & 0x1f)
-			}
-		case '0', '1', '2', '3', '4', '5', '6', '7':
-			v, n := int(e-'0'), 1
-			for n < 3 && i+1 < len(raw) && raw[i+1] >= '0' && raw[i+1] <= '7' {
-				i++
-				v = v*8 + int(raw[i]-'0')
-				n++
-			}
-			b.WriteByte(byte(v))
-		default: // \\ \' \" \? and unknown escapes
-			if e != '\\' && e != '\'' && e != '"' && e != '?' {
-				b.WriteByte('\\')
-			}
-			b.WriteByte(e)
-		}
-	}
-	return i
-}
-
-func isHex(c byte) bool {
-	return c >= '0' && c <= '9' || c >= 'a' && c <= 'f' || c >= 'A' && c <= 'F'
-}
-
-func hexVal(c byte) int {
-	switch {
-	case c >= 'a':
-		return int(c-'a') + 10
-	case c >= 'A':
-		return int(c-'A') + 10
-	}
-	return int(c - '0')
+	return ev.facts.kind(p.Param.Value, ev.posRun)
 }
