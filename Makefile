@@ -85,7 +85,7 @@ bench-corpus: ## real Claude Code sessions, native vs through hookd, for the pub
 	corpus=$${HOOKD_CORPUS_DIR:-$$(test/bench/corpus/fetch.sh --print-dir)} || exit 1; \
 	HOOKD_CLAUDE_BIN=$$bin HOOKD_CORPUS_DIR=$$corpus $(GO) test -run '^$$' -bench '^BenchmarkCorpus$$' -benchtime 1x -v -timeout 300m ./test/bench/
 
-fuzz: ## run every fuzz target for FUZZTIME each (test/fuzz.sh: a found input fails; Go 1.26's deadline race is retried)
+fuzz: ## every fuzz target for FUZZTIME each, then the real-bash oracle of the Bash rules over 100,000 commands (test/fuzz.sh)
 	@GO=$(GO) FUZZTIME=$(FUZZTIME) test/fuzz.sh
 
 # Standard-library-only leaves that daemon/runner, daemon/audit and rules/shell may link (make lint).

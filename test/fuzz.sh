@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Runs every fuzz target in the tracked _test.go files for FUZZTIME each (make fuzz).
+# Runs every fuzz target in the tracked _test.go files for FUZZTIME each (make fuzz), then
+# the real-bash oracle of the Bash rules for HOOKD_ORACLE_N commands (below).
 #
 # A target fails when the fuzzer finds an input that fails it ("Failing input written to
 # testdata/fuzz/…", kept for the maintainer to commit as a seed) or when the test fails
@@ -30,6 +31,17 @@ for dir in $(git ls-files '*_test.go' | xargs grep -l '^func Fuzz' | xargs -n1 d
 		echo "fuzz: $f in ./$dir: three runs ended only in the go.dev/issue/75804 race; not a finding"
 	done
 done
+# The real-bash oracle (rules/realbash_test.go, docs/rules.md "How it is tested"): generated
+# commands each run by real bash in a sandbox; a miss is a command bash ran rm in and hookd
+# did not deny. HOOKD_ORACLE_N (default 100,000), HOOKD_ORACLE_SEED, HOOKD_ORACLE_SLOTS.
+n=${HOOKD_ORACLE_N:-100000}
+echo "== ./rules TestRealBashOracle ($n commands)"
+if HOOKD_ORACLE_N=$n "$GO" test -count=1 -run '^TestRealBashOracle$' -timeout "${HOOKD_ORACLE_TIMEOUT:-8h}" -v ./rules/ 2>&1 |
+	grep -v '^=== ' | tee "$log" | grep -E '^(---|    realbash|ok|FAIL)'; [ "${PIPESTATUS[0]}" -eq 0 ]; then
+	passed=$((passed + 1))
+else
+	failed=$((failed + 1)); cat "$log"; echo "fuzz: the real-bash oracle FAILED"
+fi
 [ "$raced" -eq 0 ] || echo "fuzz: $raced target(s) ended only in the Go 1.26 deadline race (go.dev/issue/75804)"
 echo "fuzz: $passed passed, $failed failed"
 [ "$failed" -eq 0 ]
