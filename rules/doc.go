@@ -104,26 +104,30 @@
 //
 // # Failing closed and open
 //
-// What cannot be known without running the shell is a hole that can stand
-// for any text: a command name that is not a literal ($x, ${x:-rm},
-// $(printf rm), a glob), an inner script that is not a literal or does not
-// parse (bash -c "$(…)", eval "$x"), a shell reading a pipe or a command's
-// output (… | sh, bash <(…)), and whatever follows an option a wrapper does
-// not have. A deny or ask Bash(…) rule matches a view with holes when some
-// value of the holes would make it match; Match.FailClosed and
-// Match.Unresolved say so ("command name is not a literal: `$x`"). The cost
-// is false denies: with Bash(rm:*) in deny, "$EDITOR notes.txt" is denied.
-// Allow rules never cover a command with a hole. Arguments that are not
-// literals are matched as written (best effort, as in Claude Code). Scripts
-// in files (bash x.sh, source x.sh) are not analysed: the package reads no
-// files.
+// Package shell resolves a command only when every construct on its path
+// is on the list of semantics it models exactly (docs/rules.md, "The
+// contract"); anything else — a command name that is not a literal ($x,
+// $(printf rm), a glob, eval$x), an inner script that is not a literal or
+// does not parse, a shell reading a pipe, an option a wrapper does not
+// have, text bash evaluates as code that the analysis cannot see (x='a[$(…)]';
+// $((x)), ${v@P}, a name reference), an alias or hashed name the script
+// defines, a start-up file, an option that changes how bash parses, a
+// bound passed — is a hole that can stand for any text. A deny or ask
+// Bash(…) rule matches a view with holes when some value of the holes
+// would make it match; Match.FailClosed and Match.Unresolved say so,
+// naming the construct ("command name is not a literal: `$x`"). The cost is
+// false denies: with Bash(rm:*) in deny, "$EDITOR notes.txt" is denied, and
+// with any Bash(…) deny rule, "$(which python) x.py" is. Allow rules never
+// cover a command with a hole. Arguments that are not literals are matched
+// as written (best effort, as in Claude Code). Scripts in files (bash x.sh,
+// source x.sh) are not analysed: the package reads no files.
 //
-// A Bash command that cannot be parsed at all (unbalanced quotes, an
-// unterminated $(, bracket nesting deeper than 256, more than 1 MiB) makes
-// every deny and ask Bash(…) rule match — fail closed — while allow Bash(…)
-// rules match only if they equal the whole line. Likewise a WebFetch URL
-// that cannot be parsed makes deny/ask domain rules match. Bare rules
-// (Bash, Bash(*)) and param rules do not depend on parsing.
+// A Bash command that cannot be parsed at all (a syntax error, over 1 MiB,
+// nesting or size beyond what the parser may recurse on, a NUL byte) makes
+// every deny and ask Bash(…) rule match — fail closed — while allow
+// Bash(…) rules match only if they equal the whole line. Likewise a
+// WebFetch URL that cannot be parsed makes deny/ask domain rules match.
+// Bare rules (Bash, Bash(*)) and param rules do not depend on parsing.
 //
 // The `if` filter uses the same analysis but fails open, as Claude Code does
 // (spec §2.1): an unparseable command or URL, or a hole that could match,
@@ -169,7 +173,8 @@
 //     newlines; allow matches only commands without those characters,
 //     backquotes or $(.
 //   - An unparseable command makes deny rules deny (Claude Code would at
-//     most prompt for it).
+//     most prompt for it), and so does any construct outside the contract
+//     of docs/rules.md.
 //   - Not here, by design: permission modes, workspace trust for project
 //     allow rules, managed-only rule locks, the critical-path rm protection,
 //     Windows path normalization. The caller (or Claude Code) owns those.

@@ -295,3 +295,67 @@ func TestRulesCannotBeTalkedAround(t *testing.T) {
 		})
 	}
 }
+
+// TestIssueFormsUnderCodex: with no hook at all, Codex CLI has only hookd's rules
+// between the model and the shell. Every form of issues 10 and 27 that runs rm is
+// denied by Bash(rm:*) in deny, and turned into ask by the same rule in ask.
+func TestIssueFormsUnderCodex(t *testing.T) {
+	forms := loadIssueForms(t)
+	for _, list := range []string{"deny", "ask"} {
+		t.Run(list, func(t *testing.T) {
+			e := NewEnv(t)
+			e.WriteSettings("user", `{"permissions":{"`+list+`":["Bash(rm:*)"]}}`)
+			e.Start()
+			n := 0
+			for _, f := range forms {
+				if f.Program != "rm" {
+					continue
+				}
+				n++
+				r := e.Hookc(codexPre(e, f.Command), "--harness", "codex")
+				h, _ := r.JSON(t)["hookSpecificOutput"].(map[string]any)
+				if r.Code != 0 || h["permissionDecision"] != list {
+					t.Errorf("%s: %q under codex answered %+v, want %s", f.Name, f.Command, r, list)
+				}
+			}
+			if n < 60 {
+				t.Fatalf("only %d rm forms", n)
+			}
+			// Plain commands stay undecided: no rule matches them.
+			for _, cmd := range []string{"ls -la", "git status", "echo rm -rf x", "n=3; echo $(( n * 2 ))"} {
+				if r := e.Hookc(codexPre(e, cmd), "--harness", "codex"); r.Code != 0 || strings.TrimSpace(r.Stdout) != "" {
+					t.Errorf("%q under codex answered %+v, want nothing", cmd, r)
+				}
+			}
+		})
+	}
+}
+
+// TestHugeAndDeepCommandsAnswered: a 10 MB command, and commands near the 1 MiB limit
+// that nest as deeply as their size allows (the 300,000-deep arithmetic subscript that
+// crashed the daemon with a stack overflow among them), are each answered — denied,
+// failing closed, with an allowing hook — and the daemon stays up for the next event.
+func TestHugeAndDeepCommandsAnswered(t *testing.T) {
+	e := NewEnv(t)
+	e.WriteSettings("managed", `{"permissions":{"deny":["Bash(rm:*)"]}}`)
+	e.WriteSettings("project", preToolUse(allowHook("")))
+	e.Start()
+	k := 300000
+	cmds := map[string]string{
+		"10 MB":                strings.Repeat("echo x; ", 10<<20/8),
+		"subscripts 300k deep": "echo $(( " + strings.Repeat("a[", k) + "1" + strings.Repeat("]", k) + " ))",
+		"ifs 50k deep":         strings.Repeat("if true; then ", 50000) + "rm x" + strings.Repeat("; fi", 50000),
+		"pipes 140k long":      strings.Repeat("true | ", 140000) + "rm x",
+		"substitutions":        strings.Repeat("$(", 200000) + "rm x" + strings.Repeat(")", 200000),
+		"unary minus":          "echo $(( " + strings.Repeat("- ", 500000) + "1 ))",
+	}
+	for name, cmd := range cmds {
+		r := e.Hookc(bashPayload(e, cmd))
+		if h := hso(t, r); h["permissionDecision"] != "deny" || !strings.Contains(h["permissionDecisionReason"].(string), "failing closed") {
+			t.Errorf("%s: rendered %.300v, want a fail-closed deny", name, h)
+		}
+		if r := e.Hookc(bashPayload(e, "ls")); hso(t, r)["permissionDecision"] != "allow" {
+			t.Fatalf("after %s the daemon no longer answers: %+v", name, r)
+		}
+	}
+}
