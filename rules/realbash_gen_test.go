@@ -207,6 +207,14 @@ var attacks = []func(g *oracleGen, c string) string{
 	func(g *oracleGen, c string) string { return "x=rm\n$x " + g.pick(rmArgs) },
 	func(g *oracleGen, c string) string { return "echo $'\\x72m " + g.pick(rmArgs) + "' | bash" },
 	func(g *oracleGen, c string) string { return "IFS=: read -r a b <<< 'rm:" + g.pick(rmArgs) + "'; $a $b" },
+	func(g *oracleGen, c string) string { return "timeout $(echo -k 1) 5 rm " + g.pick(rmArgs) },
+	func(g *oracleGen, c string) string { return "find @D@ $(echo -exec rm " + g.pick(rmArgs) + " ';')" },
+	func(g *oracleGen, c string) string { return "bash $(echo -c rm) _ " + g.pick(rmArgs) },
+	func(g *oracleGen, c string) string { return "env $(echo rm) " + g.pick(rmArgs) },
+	func(g *oracleGen, c string) string { return "script -qc script -qc $EMPTY " + c },
+	func(g *oracleGen, c string) string { return "coproc LC_ALL=C " + c + " | cat; wait" },
+	func(g *oracleGen, c string) string { return "((" + c + ") )" },
+	func(g *oracleGen, c string) string { return "echo $((" + c + ") )" },
 }
 
 // benignCommands run no rm (an rm word where it does not run).

@@ -205,7 +205,7 @@ func optsWithValue(ws []*cword, valued string) (vals map[byte][]*cword, i int, o
 	for i = 1; i < len(ws); i++ {
 		a, lit := ws[i].single()
 		if !lit {
-			return vals, i, !strings.HasPrefix(ws[i].src, "-")
+			return vals, i, !strings.HasPrefix(ws[i].src, "-") && !ws[i].split
 		}
 		if a == "--" {
 			return vals, i + 1, true
@@ -267,8 +267,9 @@ func (lw *layerWalk) mapfile(ws []*cword) {
 }
 
 func (lw *layerWalk) printf(ws []*cword) {
-	vals, _, ok := optsWithValue(ws, "v")
+	vals, i, ok := optsWithValue(ws, "v")
 	if !ok {
+		lw.w.facts.setPoison("`printf " + ws[i].src + "`: an option that is not a literal may be -v NAME")
 		return
 	}
 	for _, x := range vals['v'] {

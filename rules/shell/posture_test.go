@@ -27,6 +27,8 @@ var postureTests = []struct {
 	{"carriage return before a comment", "echo a \r# ; rm -rf x", "rm -rf x", "", ""},
 	{"carriage return is a word character", "rm\r -rf x", "rm\r -rf x", "", ""},
 	{"coproc NAME cmd | …", "coproc rm -rf x | cat", "rm -rf x", "", ""},
+	{"coproc X=1 cmd | …", "coproc LC_ALL=C env -i rm -f y | cat", "rm -f y", "", ""},
+	{"coproc NAME { …; } | …", "coproc N { rm -f y; } | cat", "rm -f y", "", ""},
 	{"ANSI-C string ends at NUL", "$'rm\\0zz' -rf x", "rm -rf x", "", ""},
 	// Names.
 	{"env -", "env - rm -rf x", "rm -rf x", "", ""},
@@ -208,5 +210,31 @@ func deepShapes(n int) map[string]string {
 		"braceexp":   "echo " + strings.Repeat("{a,b}", n/5),
 		"bangs":      "echo $(( " + rep("(", "1", ")") + " ))",
 		"hidden":     "echo \"$(echo \")\"" + rep("$(echo \")\"", "rm x", ")"),
+	}
+}
+
+// splitTests: a word computed at run time that may split into any number
+// of words shifts a wrapper's arguments: what runs is unknown.
+func TestSplitWordsBeforeTheCommand(t *testing.T) {
+	for _, cmd := range []string{
+		"timeout $(echo -k 1) 5 rm -rf x", "su $(echo -c rm)", "find . $(echo -exec rm -rf x ';')",
+		"bash $(echo -c rm)", "script -qc script -qc $EMPTY rm -f -- y", "env $(echo rm) -rf x", "nice * -rf x",
+		"xargs $(echo -I{} rm) {}",
+	} {
+		a := Analyze(cmd)
+		unresolved := false
+		for _, c := range a.Commands {
+			if c.Unresolved != "" && hasHole(c.Views) {
+				unresolved = true
+			}
+		}
+		if !unresolved && !seen(a, "rm") {
+			t.Errorf("%q: rm neither seen nor unresolved:%s", cmd, dump(a))
+		}
+	}
+	// Quoted, the same expansion is one word and the command is resolved.
+	a := Analyze(`timeout "$(echo 5)" rm -rf x`)
+	if !seen(a, "rm") {
+		t.Errorf("quoted duration: rm not seen:%s", dump(a))
 	}
 }

@@ -39,7 +39,10 @@ type cword struct {
 	// dyn: a hole holds text the command chose at run time (a command's
 	// output, a glob, a variable the script sets at run time), not data
 	// from the environment.
-	dyn   bool
+	dyn bool
+	// split: an unquoted part may become any number of words (an
+	// expansion of text the command chose, a glob).
+	split bool
 	nodes *syntax.Word
 }
 
@@ -55,6 +58,7 @@ func (w *cword) single() (string, bool) {
 func (w *cword) Single() (string, bool) { return w.single() }
 func (w *cword) Source() string         { return w.src }
 func (w *cword) Known() bool            { return w.known() }
+func (w *cword) MaySplit() bool         { return w.split }
 
 // known reports whether every value of the word is hole-free.
 func (w *cword) known() bool {
@@ -374,7 +378,9 @@ func (ev *wordEval) part(cw *cword, p syntax.WordPart, acc []string, inDouble bo
 			cw.quoted = true
 		}
 		if glob {
-			cw.expand, cw.dyn = true, true // pathname expansion: names of files the command may have made
+			// Pathname expansion: names of files the command may have made,
+			// any number of them.
+			cw.expand, cw.dyn, cw.split = true, true, true
 		}
 		return appendVals(acc, []string{v})
 	case *syntax.SglQuoted:
@@ -409,12 +415,12 @@ func (ev *wordEval) part(cw *cword, p syntax.WordPart, acc []string, inDouble bo
 				// Unquoted values are split on IFS and globbed: only plain
 				// words stay known, and none once IFS may have changed.
 				if ev.facts != nil && ev.facts.flag("ifs", ev.facts.ifs) {
-					cw.dyn = true
+					cw.dyn, cw.split = true, true
 					return appendVals(acc, []string{holeStr})
 				}
 				for _, v := range vals {
 					if v == "" || strings.ContainsAny(v, " \t\n*?[") {
-						cw.dyn = true
+						cw.dyn, cw.split = true, true
 						return appendVals(acc, []string{holeStr})
 					}
 				}
@@ -423,15 +429,25 @@ func (ev *wordEval) part(cw *cword, p syntax.WordPart, acc []string, inDouble bo
 		}
 		if ev.paramKind(p) == kindRun {
 			cw.dyn = true
+			cw.split = cw.split || !inDouble
 		}
 		return appendVals(acc, []string{holeStr})
 	case *syntax.ArithmExp:
-		// An integer (the expression is checked where it is walked).
+		// An integer (the expression is checked where it is walked); it
+		// splits only on an IFS holding digits.
 		cw.expand = true
 		ev.sawExpansion()
+		if !inDouble && ev.facts != nil && ev.facts.flag("ifs", ev.facts.ifs) {
+			cw.split = true
+		}
 		return appendVals(acc, []string{holeStr})
-	default: // $(…), `…`, <(…), extglob, brace sequences
+	case *syntax.ProcSubst:
+		cw.expand, cw.dyn = true, true // one word: /dev/fd/N
+		ev.sawExpansion()
+		return appendVals(acc, []string{holeStr})
+	default: // $(…), `…`, extglob, brace sequences
 		cw.expand, cw.dyn = true, true
+		cw.split = cw.split || !inDouble
 		ev.sawExpansion()
 		return appendVals(acc, []string{holeStr})
 	}

@@ -581,6 +581,51 @@ func hdocDelim(w *syntax.Word) string {
 	return b.String()
 }
 
+// asAssign reads a word NAME=value or NAME+=value as an assignment.
+func asAssign(w *syntax.Word) *syntax.Assign {
+	if len(w.Parts) == 0 {
+		return nil
+	}
+	l, ok := w.Parts[0].(*syntax.Lit)
+	if !ok {
+		return nil
+	}
+	i := strings.IndexByte(l.Value, '=')
+	if i <= 0 {
+		return nil
+	}
+	name, appnd := l.Value[:i], false
+	if strings.HasSuffix(name, "+") {
+		name, appnd = name[:len(name)-1], true
+	}
+	if !syntax.ValidName(name) {
+		return nil
+	}
+	start := l.ValuePos
+	nameEnd := syntax.NewPos(start.Offset()+uint(len(name)), start.Line(), start.Col()+uint(len(name)))
+	restPos := syntax.NewPos(start.Offset()+uint(i+1), start.Line(), start.Col()+uint(i+1))
+	a := &syntax.Assign{Append: appnd, Name: &syntax.Lit{ValuePos: start, ValueEnd: nameEnd, Value: name}}
+	parts := append([]syntax.WordPart{&syntax.Lit{ValuePos: restPos, ValueEnd: l.ValueEnd, Value: l.Value[i+1:]}}, w.Parts[1:]...)
+	a.Value = &syntax.Word{Parts: parts}
+	return a
+}
+
+// assignWord writes an assignment back as the word it was.
+func assignWord(a *syntax.Assign) *syntax.Word {
+	if a.Name == nil || a.Array != nil || a.Index != nil || a.Naked {
+		return nil
+	}
+	op := "="
+	if a.Append {
+		op = "+="
+	}
+	parts := []syntax.WordPart{&syntax.Lit{ValuePos: a.Name.ValuePos, ValueEnd: a.Name.ValueEnd, Value: a.Name.Value + op}}
+	if a.Value != nil {
+		parts = append(parts, a.Value.Parts...)
+	}
+	return &syntax.Word{Parts: parts}
+}
+
 // FixCoprocs undoes mvdan's reading of `coproc NAME cmd | …`: bash has no
 // coprocess name there (a name is only taken before a compound command)
 // and runs `NAME cmd`. It returns what could not be undone.
@@ -604,11 +649,24 @@ func FixCoprocs(f *syntax.File) []string {
 		}
 		switch call := left.Cmd.(type) {
 		case *syntax.CallExpr:
-			if len(call.Assigns) > 0 {
-				notes = append(notes, "`coproc` followed by a word, assignments and a pipe")
+			if a := asAssign(cc.Name); a != nil && len(call.Args) > 0 {
+				// coproc X=1 cmd | …: an assignment prefix.
+				call.Assigns = append([]*syntax.Assign{a}, call.Assigns...)
+				cc.Name = nil
 				return true
 			}
-			call.Args = append([]*syntax.Word{cc.Name}, call.Args...)
+			// coproc NAME A=1 cmd | …: NAME is the command, A=1 a word.
+			words := []*syntax.Word{cc.Name}
+			for _, a := range call.Assigns {
+				w := assignWord(a)
+				if w == nil {
+					notes = append(notes, "`coproc` followed by a word, an array assignment and a pipe")
+					return true
+				}
+				words = append(words, w)
+			}
+			call.Args = append(words, call.Args...)
+			call.Assigns = nil
 			cc.Name = nil
 		case nil:
 			left.Cmd = &syntax.CallExpr{Args: []*syntax.Word{cc.Name}}

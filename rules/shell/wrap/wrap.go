@@ -21,6 +21,9 @@ type Word interface {
 	Source() string
 	// Known reports whether every value the word may take is known.
 	Known() bool
+	// MaySplit reports whether the word may become any number of words at
+	// run time (an unquoted expansion of text the command chose, a glob).
+	MaySplit() bool
 }
 
 // Wrapper commands run another command: `sudo rm x` runs rm, `find . -exec
@@ -365,6 +368,30 @@ type Script[W Word] struct {
 
 // peel looks through wrapper w named name at ws[0].
 func Peel[W Word](w *Wrapper, name string, ws []W) Unwrapped[W] {
+	u := peel(w, name, ws)
+	if u.Bad != "" {
+		return u
+	}
+	// A word before the command that may split into any number of words
+	// (or none) may be any option or operand: what runs is unknown.
+	end := len(ws)
+	if w.kind != wrapFind && len(u.Cmds) > 0 && len(u.Cmds[0].Words) > 0 {
+		for i := range ws {
+			if ws[i] == u.Cmds[0].Words[0] {
+				end = i
+				break
+			}
+		}
+	}
+	for _, x := range ws[1:end] {
+		if x.MaySplit() {
+			return Unwrapped[W]{Bad: "an argument of `" + name + "` is computed at run time and may be any number of words: `" + x.Source() + "`"}
+		}
+	}
+	return u
+}
+
+func peel[W Word](w *Wrapper, name string, ws []W) Unwrapped[W] {
 	var u Unwrapped[W]
 	if w.kind == wrapNice {
 		// nice -10 cmd: the historic form, a number glued to the dash.
@@ -591,8 +618,31 @@ func Peel[W Word](w *Wrapper, name string, ws []W) Unwrapped[W] {
 			}
 		}
 	case wrapScriptC:
-		if h, ok := has("command"); ok {
-			script("script -c", h)
+		// util-linux script permutes its arguments (getopt without '+'):
+		// options may follow the file operand, and any -c may be the one
+		// that runs.
+		for j := 0; j < len(rest); j++ {
+			a, ok := rest[j].Single()
+			switch {
+			case !ok && strings.HasPrefix(rest[j].Source(), "-"):
+				u.Bad = "option of `script` is not a literal: `" + rest[j].Source() + "`"
+				return u
+			case a == "--":
+				j = len(rest)
+			case ok && len(a) > 1 && a[0] == '-':
+				more, next, bad := parseOpts(w, name, rest, j)
+				if bad != "" {
+					u.Bad = bad
+					return u
+				}
+				hits = append(hits, more...)
+				j = next - 1
+			}
+		}
+		for _, h := range hits {
+			if h.key == "command" {
+				script("script -c", h)
+			}
 		}
 	case wrapFlock:
 		if h, ok := has("command"); ok {
@@ -820,7 +870,7 @@ func ParseShellCall[W Word](name string, ws []W) ShellCall[W] {
 	for i < len(ws) {
 		a, ok := ws[i].Single()
 		if !ok {
-			if strings.HasPrefix(ws[i].Source(), "-") || strings.HasPrefix(ws[i].Source(), "+") {
+			if strings.HasPrefix(ws[i].Source(), "-") || strings.HasPrefix(ws[i].Source(), "+") || ws[i].MaySplit() {
 				sc.Bad = "option of `" + name + "` is not a literal: `" + ws[i].Source() + "`"
 				return sc
 			}

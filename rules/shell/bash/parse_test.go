@@ -1,0 +1,96 @@
+package bash
+
+import (
+	"strings"
+	"testing"
+
+	"mvdan.cc/sh/v3/syntax"
+)
+
+// calls lists the first word of every simple command in a parsed script.
+func calls(s *Script) []string {
+	var out []string
+	syntax.Walk(s.File, func(n syntax.Node) bool {
+		if ce, ok := n.(*syntax.CallExpr); ok && len(ce.Args) > 0 {
+			out = append(out, strings.ReplaceAll(ce.Args[0].Lit(), string(s.CR), "\r"))
+		}
+		return true
+	})
+	return out
+}
+
+// TestBashReading: where mvdan and bash read the same bytes differently,
+// Parse reads them as bash does.
+func TestBashReading(t *testing.T) {
+	tests := []struct {
+		src  string
+		want []string
+	}{
+		{"ls # note \\\nrm -rf x", []string{"ls", "rm"}},  // mvdan: ls rm -rf x
+		{"ls #a\\\n#b\\\nrm x", []string{"ls", "rm"}},     // two in a row
+		{"echo a \r# ; rm -rf x", []string{"echo", "rm"}}, // mvdan: a comment hides rm
+		{"rm\r -rf x", []string{"rm\r"}},                  // mvdan: rm
+		{"coproc rm -rf x | cat", []string{"rm", "cat"}},  // mvdan: coproc named rm
+		{"coproc rm -rf x |& cat", []string{"rm", "cat"}},
+		{"coproc N { rm x; } | cat", []string{"rm", "cat"}}, // a real name
+		{"coproc A=1 env rm x | cat", []string{"env", "cat"}},
+		{"coproc N A=1 rm x | cat", []string{"N", "cat"}},
+		{"cat <<'E'\n# \\\nE\nrm x", []string{"cat", "rm"}},
+	}
+	for _, tt := range tests {
+		s, err := Parse(tt.src)
+		if err != nil {
+			t.Errorf("%q: %v", tt.src, err)
+			continue
+		}
+		if got := calls(s); strings.Join(got, "|") != strings.Join(tt.want, "|") {
+			t.Errorf("%q: commands %q, want %q", tt.src, got, tt.want)
+		}
+	}
+}
+
+func TestBounds(t *testing.T) {
+	for src, want := range map[string]error{
+		strings.Repeat("x", MaxLen+1): ErrTooLong,
+		"ls\x00rm":                    ErrNUL,
+		"echo $(( " + strings.Repeat("a[", 5000) + "1" + strings.Repeat("]", 5000) + " ))": ErrTooDeep,
+		strings.Repeat("a ", 60000): ErrTooDeep,
+	} {
+		if _, err := Parse(src); err != want {
+			t.Errorf("%.40q…: %v, want %v", src, err, want)
+		}
+	}
+	// Quoted text is set aside: a large quoted payload still parses.
+	big := "cat <<'E'\n" + strings.Repeat("(( [[ {{ -- || ``\n", 40000) + "E\n" +
+		"echo '" + strings.Repeat("((((", 10000) + "' \"" + strings.Repeat("[[[[", 10000) + "\" # " + strings.Repeat("{", 9000)
+	if _, err := Parse(big); err != nil {
+		t.Errorf("quoted payload: %v", err)
+	}
+	// Unless the parser disagrees that it is quoted.
+	if _, err := Parse("echo \"$(echo \")\"" + strings.Repeat("$(echo \")\"", 6000) + "rm x" + strings.Repeat(")", 6000)); err == nil {
+		t.Error("nested substitutions behind quotes parsed")
+	}
+}
+
+// FuzzParse: Parse never panics, and what it accepts is within its bounds
+// or was set aside as quoted text the parser confirmed.
+func FuzzParse(f *testing.F) {
+	for _, s := range []string{"ls # x \\\nrm", "coproc a b | c", "a\rb", "cat <<'E'\n((\nE", "echo '((' \"[[\"", "$((a[1]))"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, src string) {
+		s, err := Parse(src)
+		if err != nil {
+			if s != nil {
+				t.Fatal("a script and an error")
+			}
+			return
+		}
+		if s.File == nil {
+			t.Fatal("no tree")
+		}
+		if strings.IndexByte(src, '\r') >= 0 && s.CR == 0 {
+			t.Fatal("carriage returns without a placeholder")
+		}
+	})
+}
