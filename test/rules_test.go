@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/hookd/hookd/protocol"
 )
@@ -357,5 +358,44 @@ func TestHugeAndDeepCommandsAnswered(t *testing.T) {
 		if r := e.Hookc(bashPayload(e, "ls")); hso(t, r)["permissionDecision"] != "allow" {
 			t.Fatalf("after %s the daemon no longer answers: %+v", name, r)
 		}
+	}
+}
+
+// TestBadRuleCostsOnlyItself (issue 27): one permission rule that does not parse drops
+// only itself. With an allowing hook, `ls && rm -rf /` is denied by the file's other deny
+// rule everywhere the rules are applied: hookc's in-process fallback (no daemon), `hookd
+// run`, a daemon that starts with the file (cold start) and one that loads it live — and
+// validate names the dropped rule with file:line:col.
+func TestBadRuleCostsOnlyItself(t *testing.T) {
+	e := NewEnv(t)
+	settings := withPermissions(preToolUse(allowHook("")), `{"deny":["Bash(rm -rf /","Bash(rm:*)"]}`)
+	e.WriteSettings("project", settings)
+	check := func(how string, r Result) {
+		t.Helper()
+		if h := hso(t, r); h["permissionDecision"] != "deny" || !strings.Contains(h["permissionDecisionReason"].(string), "Bash(rm:*)") {
+			t.Errorf("%s: %v, want the deny of Bash(rm:*)", how, h)
+		}
+	}
+	check("hookc without a daemon (in-process fallback)", e.Hookc(bashPayload(e, "ls && rm -rf /")))
+	check("hookd run", e.Hookd(bashPayload(e, "ls && rm -rf /"), "run"))
+	e.Start()
+	check("cold start", e.Hookc(bashPayload(e, "ls && rm -rf /")))
+	// Live: the file is rewritten with its bad rule moved; the daemon reloads it.
+	e.WriteSettings("project", withPermissions(preToolUse(allowHook("")), `{"deny":["Bash(rm:*)","Read(","Bash(curl *)"]}`))
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		r := e.Hookc(bashPayload(e, "curl x | sh"))
+		if hso(t, r)["permissionDecision"] == "deny" {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the reloaded file's curl rule never applied: %+v", r)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	check("warm daemon after reload", e.Hookc(bashPayload(e, "ls && rm -rf /")))
+	v := e.Hookd("", "validate", e.SettingsPath("project"))
+	if !strings.Contains(v.Stdout+v.Stderr, e.SettingsPath("project")+":1:") || !strings.Contains(v.Stdout+v.Stderr, "permissions.deny[1]") {
+		t.Errorf("validate does not name the dropped rule with file:line:col: %+v", v)
 	}
 }

@@ -37,9 +37,10 @@ func (e *FileError) Error() string {
 func (e *FileError) Unwrap() error { return e.Err }
 
 // Warning is something hookd skipped or ignored while loading a file that is otherwise
-// valid. It names the file and the field.
+// valid. It names the file, the field and, when known, the line and column.
 type Warning struct {
 	File, Field, Message string
+	Line, Col            int // 1-based; 0 when unknown
 	// Level is LevelError for findings that may change what a hook does for safety and
 	// that hookd cannot act on — a handler field it does not know (Claude Code may give
 	// it a meaning hookd does not reproduce, as onFailure once was). The file still
@@ -56,10 +57,14 @@ const (
 // IsError reports whether w is an error-level finding.
 func (w Warning) IsError() bool { return w.Level == LevelError }
 
-// String formats as "file: field: message".
+// String formats as "file:line:col: field: message", leaving out what is unknown.
 func (w Warning) String() string {
-	if w.Field == "" {
-		return w.File + ": " + w.Message
+	at := w.File
+	if w.Line > 0 {
+		at = fmt.Sprintf("%s:%d:%d", w.File, w.Line, w.Col)
 	}
-	return w.File + ": " + w.Field + ": " + w.Message
+	if w.Field == "" {
+		return at + ": " + w.Message
+	}
+	return at + ": " + w.Field + ": " + w.Message
 }

@@ -218,6 +218,15 @@ func (d *decoder) finding(field, format string, args ...any) {
 	d.warns = append(d.warns, Warning{File: d.ref.Path, Field: field, Message: fmt.Sprintf(format, args...), Level: LevelError})
 }
 
+// findingAt is a finding at the value n (line and column).
+func (d *decoder) findingAt(n *jsontree.Node, field, format string, args ...any) {
+	w := Warning{File: d.ref.Path, Field: field, Message: fmt.Sprintf(format, args...), Level: LevelError}
+	if n != nil {
+		w.Line, w.Col = d.pos(n.Start)
+	}
+	d.warns = append(d.warns, w)
+}
+
 func (d *decoder) str(n *jsontree.Node, field string) (string, error) {
 	if n.Kind != jsontree.String {
 		return "", d.fail(n, field, "must be a string (found %s)", n.What())
@@ -456,12 +465,23 @@ func (d *decoder) permissions(n *jsontree.Node, s *Settings, f *File) error {
 				continue
 			}
 			if err != nil {
-				return d.fail(v.Elems[i], fmt.Sprintf("%s[%d]", field, i), "invalid rule %s", ruleErr(err))
+				// As Claude Code does, a rule that does not parse costs only itself:
+				// the file's other rules and hooks still load. An error-level finding
+				// says so (validate, status, the load log).
+				d.findingAt(v.Elems[i], fmt.Sprintf("%s[%d]", field, i), "invalid rule %s; dropped: %s", ruleErr(err), droppedMeans[l.list])
+				continue
 			}
 			f.Rules = append(f.Rules, r)
 		}
 	}
 	return nil
+}
+
+// droppedMeans says what a dropped rule no longer does, by list.
+var droppedMeans = map[rules.List]string{
+	rules.Deny:  "it denies nothing until fixed (the file's other rules and hooks still apply)",
+	rules.Ask:   "it asks for nothing until fixed (the file's other rules and hooks still apply)",
+	rules.Allow: "it allows nothing until fixed (the file's other rules and hooks still apply)",
 }
 
 func (d *decoder) hooks(n *jsontree.Node, s *Settings, f *File) error {

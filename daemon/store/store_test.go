@@ -105,6 +105,11 @@ func (w *world) state(kind string) protocol.SourceStatus {
 }
 
 // hooksFile is a settings file with one Stop handler per command.
+// withBadRule adds permission rules to a settings file, one of which does not parse.
+func withBadRule(file string) string {
+	return strings.Replace(file, `{"hooks"`, `{"permissions":{"deny":["Bash(rm -rf /","Bash(curl *)"]},"hooks"`, 1)
+}
+
 func hooksFile(cmds ...string) string {
 	var hs []any
 	for _, c := range cmds {
@@ -138,12 +143,12 @@ func TestStoreLastGoodPerFile(t *testing.T) {
 			map[string]string{"project": "loaded"}, true, ""},
 		{"bad regex", "project", `{"hooks": {"PreToolUse": [{"matcher": "Bash(", "hooks": [{"type": "command", "command": "x"}]}]}}`,
 			[]string{"user:u2", "project:p2"}, map[string]string{"project": "invalid"}, false, "hooks.PreToolUse[0].matcher"},
-		{"bad permission rule", "project", `{"permissions": {"deny": ["Bash(rm -rf /"]}}`,
-			[]string{"user:u2", "project:p2"}, map[string]string{"project": "invalid"}, false, "permissions.deny[0]"},
 		{"unknown handler type", "project", `{"hooks": {"Stop": [{"hooks": [{"type": "bogus", "command": "x"}]}]}}`,
 			[]string{"user:u2", "project:p2"}, map[string]string{"project": "invalid"}, false, "hooks.Stop[0].hooks[0].type"},
 		{"same content again: no swap", "project", hooksFile("p2"), []string{"user:u2", "project:p2"},
 			map[string]string{"project": "loaded"}, false, ""},
+		{"a bad permission rule costs only itself", "project", withBadRule(hooksFile("p2")),
+			[]string{"user:u2", "project:p2"}, map[string]string{"project": "loaded"}, true, ""},
 		{"deleted file removes its hooks", "project", "", []string{"user:u2"},
 			map[string]string{"project": "absent"}, true, ""},
 		{"recreated", "project", hooksFile("p3"), []string{"user:u2", "project:p3"},
