@@ -166,8 +166,8 @@ func fields(extra ...Field) []Field {
 }
 
 // catalogue is spec §1.1 (31 events) plus the two model-switch events of Claude Code
-// 2.1.251 (33, the 2.1.330 binary's list; `make conformance` checks it), with §3.4
-// handler types and §4.4 decision control.
+// 2.1.251 and PreSkillShellCommand of 2.1.332 (34, the 2.1.332 binary's list; `make
+// conformance` checks it), with §3.4 handler types and §4.4 decision control.
 var catalogue = []*Event{
 	{Name: "SessionStart", MatcherField: "source", Types: cmOnly, EnvFile: true, PlainTextContext: true,
 		Honours: fields(FAdditionalContext, FInitialUserMessage, FSessionTitle, FWatchPaths, FReloadSkills),
@@ -186,6 +186,16 @@ var catalogue = []*Event{
 	{Name: "PreToolUse", MatcherField: "tool_name", CanBlock: true, Types: all5, ToolEvent: true,
 		Honours: fields(FPermissionDecision, FUpdatedInput, FAdditionalContext, FDecision),
 		Exit2:   "tool call blocked; stderr given to Claude"},
+	// Claude Code 2.1.332: before a shell command embedded in a skill or slash command
+	// (a !`…` line) runs, after Claude Code's own permission check passed it. Its answer
+	// can only keep the command from running: allow adds nothing, deny, ask and defer all
+	// block ("a skill can't wait for" approval), updatedInput blocks, a PermissionRequest-
+	// shaped answer is read too (updatedPermissions blocks). Verified with the binary:
+	// test/e2e/FINDINGS.md, "PreSkillShellCommand". prompt and agent handlers are accepted
+	// in settings and block at run time. `if` is evaluated on it.
+	{Name: "PreSkillShellCommand", MatcherField: "tool_name", CanBlock: true, Types: all5, ToolEvent: true,
+		Honours: fields(FPermissionDecision, FUpdatedInput, FPermissionRequest, FDecision),
+		Exit2:   "the command does not run; stderr is the reason"},
 	{Name: "PermissionRequest", MatcherField: "tool_name", CanBlock: true, Types: all5, ToolEvent: true,
 		Honours: fields(FPermissionRequest, FUpdatedInput), Exit2: "not honoured"},
 	{Name: "PermissionDenied", MatcherField: "tool_name", Types: all5, ToolEvent: true, ExitCodeIgnored: true,

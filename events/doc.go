@@ -1,4 +1,4 @@
-// Package events is hookd's knowledge of Claude Code hook events: the catalogue of all 33
+// Package events is hookd's knowledge of Claude Code hook events: the catalogue of all 34
 // events (name, matcher field, whether it can block, handler types, default timeout, which
 // output fields it honours), the interpretation of one hook's (exit code, stdout, stderr)
 // as result variants, the merge of those variants into one answer per event, and the

@@ -15,7 +15,7 @@ import (
 func FailClosed(event, reason string) *protocol.Result {
 	r := &protocol.Result{Event: event, ExitCode: 2, Stderr: reason + "\n", Block: &protocol.Block{Reason: reason}}
 	switch event {
-	case "PreToolUse", "PermissionRequest":
+	case "PreToolUse", "PermissionRequest", SkillShell:
 		// A permission event's answer carries its decision; without it a consumer of the
 		// result (and the decision log) sees "permission": null — no decision at all.
 		r.Permission = &protocol.Permission{Decision: "deny", Reason: reason, Source: "hookd"}

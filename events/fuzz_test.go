@@ -35,6 +35,9 @@ func FuzzInterpret(f *testing.F) {
 		{"WorktreeCreate", 0, "\x1b[1m/tmp/wt\x1b[0m\n", ""},
 		{"TeammateIdle", 2, continueFalse, "keep going"},
 		{"Elicitation", 0, `{"hookSpecificOutput":{"hookEventName":"Elicitation","action":"accept","content":{}}}`, ""},
+		{SkillShell, 0, `{"hookSpecificOutput":{"hookEventName":"PreSkillShellCommand","permissionDecision":"allow","updatedInput":{}}}`, ""},
+		{SkillShell, 0, `{"hookSpecificOutput":{"hookEventName":"PermissionRequest","decision":{"behavior":"allow","updatedPermissions":[{}]}}}`, ""},
+		{SkillShell, 2, `{"hookSpecificOutput":{"hookEventName":"PreToolUse","permissionDecision":"ask"}}`, "E2\n"},
 	}
 	for _, s := range seeds {
 		for mode := range uint8(4) {
@@ -102,6 +105,17 @@ func FuzzInterpret(f *testing.F) {
 		}
 		if res.Permission != nil && res.Permission.Decision == "allow" && in.Outcome != protocol.OutcomeOK {
 			t.Fatalf("merged allow from a %s hook", in.Outcome)
+		}
+		if ev.Name == SkillShell {
+			// Every answer but allow keeps a skill's shell command from running: a hook
+			// that gave one is blocked, and hookc never exits non-zero there (an exit 1
+			// under an onFailure:block forwarder would block a command no hook refused).
+			if in.Outcome == protocol.OutcomeOK && in.Permission != "" && in.Permission != "allow" {
+				t.Fatalf("PreSkillShellCommand %q with outcome ok", in.Permission)
+			}
+			if res.ExitCode != 0 || len(res.UpdatedInput) > 0 {
+				t.Fatalf("PreSkillShellCommand rendered exit %d, updatedInput %s", res.ExitCode, res.UpdatedInput)
+			}
 		}
 	})
 }

@@ -168,6 +168,7 @@ func Interpret(ev *Event, ref protocol.HookRef, out RawOutput) Interpretation {
 		// started or was killed has one (spec §1.1 WorktreeCreate).
 		in.Block, in.BlockReason, in.BlockVia = true, in.Error, ViaExit
 	}
+	skillShellRefuses(ev, &in)
 	if out.FailClosed {
 		OnFailure(ev, &in, out)
 	}
@@ -218,7 +219,7 @@ func OnFailure(ev *Event, in *Interpretation, out RawOutput) {
 	}
 	in.Outcome, in.Via = protocol.OutcomeBlocked, ViaOnFailure
 	switch ev.Name {
-	case "PreToolUse", "PermissionRequest", "PreModelSwitch":
+	case "PreToolUse", "PermissionRequest", "PreModelSwitch", SkillShell:
 		in.Permission, in.PermissionReason, in.UpdatedInput = "deny", reason, nil
 	default:
 		in.Block, in.BlockReason, in.BlockVia = true, reason, ViaOnFailure
@@ -406,7 +407,7 @@ func exit2Block(ev *Event, in *Interpretation, out RawOutput, p parsed) {
 	}
 	reason := exit2Text(out)
 	in.Outcome = protocol.OutcomeBlocked
-	if ev.Name == "PreToolUse" || ev.Name == "PreModelSwitch" {
+	if ev.Name == "PreToolUse" || ev.Name == "PreModelSwitch" || ev.Name == SkillShell {
 		if in.Permission == "deny" && in.PermissionReason != "" {
 			reason = in.PermissionReason
 		}
@@ -518,9 +519,10 @@ func apply(ev *Event, in *Interpretation, hj *hookJSON, skipHSO bool) {
 	}
 	decision, reason := str(top, "decision"), str(top, "reason")
 	switch {
-	case ev.Name == "PreToolUse":
+	case ev.Name == "PreToolUse" || ev.Name == SkillShell:
 		// Deprecated top-level form: approve ≙ allow, block ≙ deny (spec §4.4). Still
-		// honoured by 2.1.330 (probe pre-p-deprecated-block). permissionDecision wins.
+		// honoured by 2.1.330 (probe pre-p-deprecated-block) and on PreSkillShellCommand
+		// by 2.1.332 (pssc-3e, pssc-4n). permissionDecision wins.
 		switch decision {
 		case "approve":
 			in.Permission, in.PermissionReason = "allow", reason
@@ -540,6 +542,8 @@ func apply(ev *Event, in *Interpretation, hj *hookJSON, skipHSO bool) {
 		}
 	}
 	switch ev.Name {
+	case SkillShell:
+		skillShellAnswer(in, hj)
 	case "PreModelSwitch":
 		if d := str(h, "permissionDecision"); d != "" {
 			in.Permission, in.PermissionReason = d, str(h, "permissionDecisionReason")

@@ -19,6 +19,7 @@ import (
 //   - WorktreeCreate: plain stdout path, or exit 1 + stderr (renderWorktreeCreate).
 //   - PreToolUse: hookSpecificOutput.permissionDecision & co. (renderPreToolUse).
 //   - PermissionRequest: hookSpecificOutput.decision (renderPermissionRequest).
+//   - PreSkillShellCommand: permissionDecision and reason only (renderSkillShell).
 //   - every other event: top-level decision:"block" where honoured, hookSpecificOutput
 //     with additionalContext and the event's own fields (renderEventFields).
 //
@@ -38,6 +39,8 @@ func Finalize(ev *Event, res *protocol.Result) {
 		hso = renderPreToolUse(res)
 	case "PermissionRequest":
 		hso = renderPermissionRequest(res)
+	case SkillShell:
+		hso = renderSkillShell(res)
 	default:
 		top, hso = renderEventFields(ev, res, top)
 	}
@@ -280,7 +283,7 @@ func renderContext(res *protocol.Result, hso jsonobj.Object) jsonobj.Object {
 // res.Hooks only.
 func renderExitCode(ev *Event, res *protocol.Result) {
 	switch {
-	case ev.Name == "PreToolUse" || ev.Name == "PreModelSwitch" || ev.Name == "PermissionRequest" || ev.ExitCodeIgnored:
+	case ev.Name == "PreToolUse" || ev.Name == "PreModelSwitch" || ev.Name == SkillShell || ev.Name == "PermissionRequest" || ev.ExitCodeIgnored:
 		return
 	case ev.CanBlock && (!ev.Honoured(FDecision) || blockByExit2Only(ev)):
 		if res.Block != nil && !res.PreventContinuation {

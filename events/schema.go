@@ -12,6 +12,9 @@ import (
 type hookJSON struct {
 	top map[string]json.RawMessage
 	hso map[string]json.RawMessage
+	// shape is hookSpecificOutput.hookEventName: the event's own name, or on
+	// PreSkillShellCommand also "PreToolUse" or "PermissionRequest" (skillShellShapes).
+	shape string
 }
 
 // check is a type check for one output field; it returns "" when raw is acceptable, else
@@ -56,6 +59,11 @@ var hsoFields = []hsoField{
 	// permissionDecision: "allow" | "deny" | "ask").
 	{"permissionDecision", FPermissionDecision, "PreModelSwitch", oneOf("allow", "deny", "ask")},
 	{"permissionDecisionReason", FPermissionDecision, "PreModelSwitch", isString},
+	// PreSkillShellCommand (Claude Code 2.1.332): PreToolUse's fields; updatedInput is
+	// any object and always blocks there (skillshell.go).
+	{"permissionDecision", FPermissionDecision, SkillShell, oneOf("allow", "deny", "ask", "defer")},
+	{"permissionDecisionReason", FPermissionDecision, SkillShell, isString},
+	{"updatedInput", FUpdatedInput, SkillShell, isObject},
 	{"decision", FPermissionRequest, "PermissionRequest", isPermissionRequestDecision},
 	{"retry", FRetry, "", isBool},
 	{"updatedToolOutput", FUpdatedToolOutput, "", notNull},
@@ -110,15 +118,24 @@ func parseHookJSON(ev *Event, top map[string]json.RawMessage) (*hookJSON, error)
 	if json.Unmarshal(name, &got) != nil {
 		return nil, &schemaError{"hookSpecificOutput.hookEventName: expected string, received " + kindOf(name)}
 	}
+	schema := ev
 	if got != ev.Name {
-		// Claude Code 2.1.330: "Hook returned incorrect event name: expected 'PreToolUse'
-		// but got 'PostToolUse'" (probe pre-n4-wrong-event-name), and nothing is honoured.
-		return nil, &schemaError{fmt.Sprintf("hookSpecificOutput.hookEventName: expected %q but got %q", ev.Name, got)}
+		shape, ok := Lookup(got)
+		if ev.Name != SkillShell || !skillShellShapes[got] || !ok {
+			// Claude Code 2.1.330: "Hook returned incorrect event name: expected
+			// 'PreToolUse' but got 'PostToolUse'" (probe pre-n4-wrong-event-name), and
+			// nothing is honoured.
+			return nil, &schemaError{fmt.Sprintf("hookSpecificOutput.hookEventName: expected %q but got %q", ev.Name, got)}
+		}
+		// PreSkillShellCommand reads a PreToolUse- or PermissionRequest-shaped answer
+		// as that event's (Claude Code 2.1.332, probes pssc-4c, pssc-4d).
+		schema = shape
 	}
+	hj.shape = got
 	for i := range hsoFields {
 		f := &hsoFields[i]
 		raw, ok := hj.hso[f.name]
-		if !ok || !f.inSchema(ev) {
+		if !ok || !f.inSchema(schema) {
 			continue
 		}
 		if want := f.c(raw); want != "" {

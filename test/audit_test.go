@@ -69,7 +69,7 @@ func sha(s string) string {
 	return hex.EncodeToString(sum[:])
 }
 
-// TestAuditEveryEvent: each of the 33 events produces exactly one record carrying the
+// TestAuditEveryEvent: each of the 34 events produces exactly one record carrying the
 // fields issue 5 lists, and the chain verifies.
 func TestAuditEveryEvent(t *testing.T) {
 	e := NewEnv(t)

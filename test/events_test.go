@@ -22,6 +22,8 @@ var goldenPayloads = map[string]string{
 	"PostToolBatch": "PostToolBatch.json", "ConfigChange": "ConfigChange.json",
 	"WorktreeCreate": "WorktreeCreate.json", "Stop": "Stop.json", "SessionEnd": "SessionEnd.json",
 	"PreModelSwitch": "PreModelSwitch.json", "PostModelSwitch": "PostModelSwitch.json",
+	// Captured from Claude Code 2.1.332, the first version with the event.
+	"PreSkillShellCommand": "../claude-code-2.1.332/PreSkillShellCommand-Bash.json",
 }
 
 // syntheticFields are the event-specific fields (spec §1.3) of the events Claude Code does
@@ -92,8 +94,8 @@ func TestEveryEventThroughHookcAndSocket(t *testing.T) {
 	b, _ := json.Marshal(map[string]any{"hooks": hooks})
 	e.WriteSettings("project", string(b))
 	e.Start()
-	if n := len(events.All()); n != 33 {
-		t.Fatalf("catalogue has %d events, want 33 (Claude Code 2.1.330)", n)
+	if n := len(events.All()); n != 34 {
+		t.Fatalf("catalogue has %d events, want 34 (Claude Code 2.1.332)", n)
 	}
 
 	for _, ev := range events.All() {
@@ -107,7 +109,9 @@ func TestEveryEventThroughHookcAndSocket(t *testing.T) {
 				// Through hookc, as Claude Code runs it.
 				r := e.Hookc(payload)
 				got, _ := os.ReadFile(filepath.Join(out, "stdin"))
-				if string(got) != strings.TrimSpace(payload) {
+				// Claude Code 2.1.332 ends the payload with a newline (2.1.330 did not);
+				// hookd passes it on as it came.
+				if strings.TrimSpace(string(got)) != strings.TrimSpace(payload) {
 					t.Fatalf("hook stdin differs from the payload:\n got %s\nwant %s", got, payload)
 				}
 				checkHookEnv(t, ev, filepath.Join(out, "env"), e)
@@ -239,8 +243,9 @@ func checkFrames(t *testing.T, ev *events.Event, mode string, res *protocol.Resu
 			t.Errorf("stop: frames %v, result %+v", sortedKinds(kinds), res)
 		}
 	case "exit2":
-		// PreToolUse and PreModelSwitch answer with a permission: exit 2 is a deny there.
-		permissionEvent := ev.Name == "PreToolUse" || ev.Name == "PreModelSwitch"
+		// PreToolUse, PreModelSwitch and PreSkillShellCommand answer with a permission:
+		// exit 2 is a deny there.
+		permissionEvent := ev.Name == "PreToolUse" || ev.Name == "PreModelSwitch" || ev.Name == events.SkillShell
 		if ev.CanBlock && ev.Name != "PermissionRequest" && !permissionEvent && kinds["stop"] != 1 {
 			t.Errorf("exit2 on %s: want a stop frame, got %v", ev.Name, sortedKinds(kinds))
 		}

@@ -28,6 +28,9 @@ type hookSpec struct {
 	Name    string
 	Body    string
 	Command string
+	// Fields are more handler fields ("onFailure", "timeout", "type"…), merged over the
+	// command handler; with "type" other than "command" the command is dropped.
+	Fields map[string]any
 }
 
 type experiment struct {
@@ -40,6 +43,9 @@ type experiment struct {
 	Env      []string
 	Settings map[string]any // extra settings keys (merged)
 	Markers  []string       // strings to look for in the system prompt too
+	// Files are written before the run: a path relative to the project, or to HOME
+	// with a "~/" prefix (skills, agents, plugins).
+	Files map[string]string
 }
 
 type outcome struct {
@@ -94,7 +100,14 @@ func run(t *testing.T, ex experiment) *outcome {
 			}
 			cmd = p
 		}
-		group := map[string]any{"hooks": []any{map[string]any{"type": "command", "command": cmd}}}
+		handler := map[string]any{"type": "command", "command": cmd}
+		for k, v := range h.Fields {
+			handler[k] = v
+		}
+		if handler["type"] != "command" {
+			delete(handler, "command")
+		}
+		group := map[string]any{"hooks": []any{handler}}
 		if h.Matcher != "" {
 			group["matcher"] = h.Matcher
 		}
@@ -118,6 +131,18 @@ func run(t *testing.T, ex experiment) *outcome {
 		t.Fatal(err)
 	}
 
+	for name, body := range ex.Files {
+		p := filepath.Join(proj, name)
+		if rest, ok := strings.CutPrefix(name, "~/"); ok {
+			p = filepath.Join(home, rest)
+		}
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, []byte(body), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
 	srv := claudeapi.Start(t, ex.Script)
 	prompt := ex.Prompt
 	if prompt == "" {
