@@ -49,11 +49,12 @@ soak: ## long soak tests (Test...Soak, 10,000 events and the like; minutes); CI 
 	HOOKD_SOAK=1 $(GO) test -race -count=1 -run 'Soak$$' -timeout $(SOAK_TIMEOUT) ./...
 	HOOKD_ZYGOTE_SOAK=10000 $(GO) test -race -count=1 -run '^TestNoLeaks$$' -timeout $(SOAK_TIMEOUT) ./daemon/runner/zygote/
 
-conformance: ## drift check: the pinned Claude Code's hook events and handler fields vs hookd's catalogue and decoder
+conformance: ## drift check: the pinned Claude Code's hook events and handler fields vs hookd's catalogue and decoder; the pinned Codex's hook schemas vs hookd's copies
 	@if [ -n "$$HOOKD_CLAUDE_BIN" ]; then bin=$$HOOKD_CLAUDE_BIN; \
 	elif [ "$$CI" = true ] || command -v npm >/dev/null 2>&1; then bin=$$(test/e2e/install-claude.sh --print-bin) || exit 1; \
 	else echo "conformance: npm not found and HOOKD_CLAUDE_BIN unset: SKIPPING the drift check against Claude Code"; exit 0; fi; \
-	HOOKD_CONFORMANCE=1 HOOKD_CLAUDE_BIN=$$bin $(GO) test -count=1 -v -run 'TestConformance|TestExtract|TestCheck' ./test/conformance/
+	codex=$${HOOKD_CODEX_BIN:-$$(test/e2e/install-harnesses.sh codex --print-bin)} || exit 1; \
+	HOOKD_CONFORMANCE=1 HOOKD_CLAUDE_BIN=$$bin HOOKD_CODEX_BIN=$$codex $(GO) test -count=1 -v -run 'TestConformance|TestExtract|TestCheck|TestCodexSchemas' ./test/conformance/
 
 pin-claude: ## move the pinned Claude Code in one command: make pin-claude CLAUDE_VERSION=2.1.331 (then runs conformance and e2e on it)
 	@case "$(CLAUDE_VERSION)" in [0-9]*.[0-9]*.[0-9]*) ;; *) echo "usage: make pin-claude CLAUDE_VERSION=x.y.z"; exit 2 ;; esac

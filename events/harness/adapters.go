@@ -9,7 +9,7 @@ import (
 
 var claudeCode = &Adapter{Name: protocol.HarnessClaudeCode, TimeoutUnit: time.Second}
 
-// codex: Codex CLI 0.169.0. Its payloads are Claude Code's shape (hook_event_name,
+// codex: Codex CLI 0.171.0 (schemas unchanged since 0.169.0). Its payloads are Claude Code's shape (hook_event_name,
 // tool_name "Bash" for its exec_command tool, tool_input.command, tool_use_id), so the
 // maps are identities; what differs is the output (strict per-event schemas, see
 // codexSchemas) and the twelfth event, Interrupt.

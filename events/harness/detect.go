@@ -10,7 +10,7 @@ import (
 var geminiOnly = map[string]bool{"BeforeTool": true, "AfterTool": true, "BeforeAgent": true, "AfterAgent": true,
 	"BeforeModel": true, "AfterModel": true, "BeforeToolSelection": true, "PreCompress": true}
 
-// codexEvents are the events Codex CLI 0.169.0 sends.
+// codexEvents are the events Codex CLI 0.171.0 sends (as 0.169.0 did).
 var codexEvents = map[string]bool{"SessionStart": true, "SessionEnd": true, "UserPromptSubmit": true,
 	"PreToolUse": true, "PermissionRequest": true, "PostToolUse": true, "PreCompact": true, "PostCompact": true,
 	"SubagentStart": true, "SubagentStop": true, "Stop": true, "Interrupt": true}

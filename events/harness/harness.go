@@ -14,8 +14,8 @@
 //
 // An adapter never changes what the rules decide: it only renames.
 //
-// Facts come from the shipped binaries: Codex 0.169.0's embedded JSON Schemas
-// (*.command.input/output, copied to testdata/codex-0.169.0 and used by the tests as an
+// Facts come from the shipped binaries: Codex 0.171.0's embedded JSON Schemas
+// (*.command.input/output, copied to testdata/codex-0.171.0 and used by the tests as an
 // outside oracle) and Gemini CLI 0.61.0's bundle (hookRunner, hookAggregator, HookOutput).
 package harness
 

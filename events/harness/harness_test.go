@@ -13,10 +13,10 @@ import (
 	"github.com/hookd/hookd/protocol"
 )
 
-// schemaFile maps a Codex event to its schema file (testdata/codex-0.169.0).
+// schemaFile maps a Codex event to its schema file (testdata/codex-0.171.0).
 func schemaFile(event string) string {
 	kebab := regexp.MustCompile(`([a-z])([A-Z])`).ReplaceAllString(event, "$1-$2")
-	return filepath.Join("testdata", "codex-0.169.0", strings.ToLower(kebab)+".output.json")
+	return filepath.Join("testdata", "codex-0.171.0", strings.ToLower(kebab)+".output.json")
 }
 
 // validate checks v against the draft-07 subset Codex's schemas use: type, properties,

@@ -20,8 +20,8 @@ type codexSchema struct {
 	permission []string
 }
 
-// codexSchemas: Codex 0.169.0, one per *.command.output schema in the binary
-// (testdata/codex-0.169.0). SessionEnd has no output schema: Codex reads nothing.
+// codexSchemas: Codex 0.171.0, one per *.command.output schema in the binary
+// (testdata/codex-0.171.0). SessionEnd has no output schema: Codex reads nothing.
 var codexSchemas = map[string]codexSchema{
 	"PreToolUse": {top: []string{"continue", "decision", "reason", "stopReason", "suppressOutput", "systemMessage", "hookSpecificOutput"},
 		hso: []string{"hookEventName", "additionalContext", "permissionDecision", "permissionDecisionReason", "updatedInput"}, decisions: []string{"approve", "block"},

@@ -5,7 +5,7 @@ package lite
 
 // checkedAgainst are the harness versions the end-to-end suite installs at this commit.
 var checkedAgainst = [...]Pin{
-	{"Claude Code", "2.1.330"},
-	{"Codex CLI", "0.169.0"},
+	{"Claude Code", "2.1.332"},
+	{"Codex CLI", "0.171.0"},
 	{"Gemini CLI", "0.61.0"},
 }

@@ -393,8 +393,8 @@ func TestAllHarnessesOnePolicy(t *testing.T) {
 	// Codex's version comes from its transcript's session_meta; Claude Code's from its
 	// transcript lines once they are written (at the latest for the second attempt);
 	// Gemini names none.
-	if versions["codex"] != "0.169.0" {
-		t.Errorf("codex record's harness_version = %q, want 0.169.0", versions["codex"])
+	if versions["codex"] != "0.171.0" {
+		t.Errorf("codex record's harness_version = %q, want 0.171.0", versions["codex"])
 	}
 	if versions["claude-code"] == "" {
 		t.Errorf("claude-code record has no harness_version")

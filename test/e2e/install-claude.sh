@@ -10,7 +10,7 @@
 # HOOKD_E2E_CACHE overrides the cache directory (default test/e2e/.cache);
 # HOOKD_CLAUDE_VERSION overrides the pinned version.
 set -eu
-version=${HOOKD_CLAUDE_VERSION:-2.1.330}
+version=${HOOKD_CLAUDE_VERSION:-2.1.332}
 here=$(cd "$(dirname "$0")" && pwd)
 cache=${HOOKD_E2E_CACHE:-$here/.cache}
 dir=$cache/claude-code-$version

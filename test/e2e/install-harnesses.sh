@@ -14,7 +14,7 @@ cache=${HOOKD_E2E_CACHE:-$here/.cache}
 which=${1:-}
 case "$which" in
 codex)
-	version=${HOOKD_CODEX_VERSION:-0.169.0}
+	version=${HOOKD_CODEX_VERSION:-0.171.0}
 	case "$(uname -s)-$(uname -m)" in
 	Linux-x86_64) plat=linux-x64 triple=x86_64-unknown-linux-musl ;;
 	Linux-aarch64) plat=linux-arm64 triple=aarch64-unknown-linux-musl ;;

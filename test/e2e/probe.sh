@@ -8,7 +8,7 @@ if [ -z "${HOOKD_CLAUDE_BIN:-}" ]; then
 	HOOKD_CLAUDE_BIN=/tmp/cc/node_modules/@anthropic-ai/claude-code-linux-x64/claude
 	if [ ! -x "$HOOKD_CLAUDE_BIN" ]; then
 		mkdir -p /tmp/cc
-		(cd /tmp/cc && npm install --no-audit --no-fund @anthropic-ai/claude-code@2.1.330)
+		(cd /tmp/cc && npm install --no-audit --no-fund @anthropic-ai/claude-code@2.1.332)
 	fi
 	export HOOKD_CLAUDE_BIN
 fi
