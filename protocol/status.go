@@ -184,14 +184,20 @@ type WorkerStatus struct {
 // ZygoteStatus describes the Python zygotes: warm interpreters Python hooks are forked
 // from (docs/zygote.md).
 type ZygoteStatus struct {
-	Enabled      bool   `json:"enabled"`
-	Forked       uint64 `json:"forked"`    // events answered by a forked hook
-	RanCold      uint64 `json:"ran_cold"`  // events of a Python hook that ran cold (zygote starting, or the event not modelled)
-	Started      uint64 `json:"started"`   // zygotes started, replacements included
-	Died         uint64 `json:"died"`      // zygotes that ended (stopped, idle, crashed)
-	Lost         uint64 `json:"lost"`      // forked hooks whose zygote died under them (reported as failed)
-	Fallbacks    uint64 `json:"fallbacks"` // events the zygote declined (nothing ran; they ran cold)
-	Zygotes      int    `json:"zygotes"`   // ready now
+	Enabled   bool   `json:"enabled"`
+	Forked    uint64 `json:"forked"`    // events answered by a forked hook
+	RanCold   uint64 `json:"ran_cold"`  // events of a Python hook that ran cold (zygote starting, or the event not modelled)
+	Started   uint64 `json:"started"`   // zygotes started, replacements included
+	Died      uint64 `json:"died"`      // zygotes that ended (stopped, idle, crashed)
+	Lost      uint64 `json:"lost"`      // forked hooks whose zygote died under them (killed; run again cold)
+	Fallbacks uint64 `json:"fallbacks"` // events the zygote declined (nothing ran; they ran cold)
+	// RerunCold counts lost forked hooks run again cold in their time left; Refused,
+	// scripts refused as FIFOs, devices or sockets; Unresponsive, zygotes stopped (with
+	// their children) because they did not answer in time.
+	RerunCold    uint64 `json:"rerun_cold"`
+	Refused      uint64 `json:"refused"`
+	Unresponsive uint64 `json:"unresponsive"`
+	Zygotes      int    `json:"zygotes"` // ready now
 	LastFallback string `json:"last_fallback,omitempty"`
 	// Pre-faulting (docs/zygote.md): pages the spares that took events had populated, and
 	// how many such events; the forked children's minor page faults and CPU time over their

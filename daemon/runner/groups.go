@@ -13,35 +13,46 @@ import (
 	"sync/atomic"
 	"syscall"
 
-	"golang.org/x/sys/unix"
+	"github.com/hookd/hookd/daemon/runner/osproc"
 )
 
-// Process hygiene (issue 13, defect 8).
+// Process hygiene (issue 13, defect 8; issue 28, item 1).
 //
-// When a hook exits, its process group is killed (unless ProcSpec.KeepGroup): a hook that
-// left `sleep 300 &` behind used to leave it running for ever (55 of 55 survived). The
-// kill happens while the hook's own process is still an unreaped zombie (waitid with
-// WNOWAIT, then the group kill, then the reap), so the group id cannot have been reused
-// by an unrelated process: a pid is not reused while it is a zombie.
+// What hookd kills is always named by something a recycled pid cannot forge (package
+// proc, docs/reliability.md "What hookd kills, reaps and trusts"):
+//
+//   - When a hook it started exits, its process group is killed (unless
+//     ProcSpec.KeepGroup) after the exit and before the reap (osproc.Child): while the
+//     hook's own process is an unreaped zombie, its pid — and so its group's number — is
+//     nobody else's. A timeout or a cancellation kills the group while the process is
+//     alive; nothing is signalled after the reap. A hook left `sleep 300 &` behind used to
+//     leave it running for ever (55 of 55 survived).
+//   - A hook forked from a zygote is the zygote's child, not ours: the zygote kills its
+//     group before it reaps it, and hookd holds a pidfd for it (package zygote).
 //
 // When the daemon dies — even by SIGKILL, which runs no code of ours — its hooks' groups
 // are killed by the group reaper: one small helper process started once with the daemon
 // (`hookd` itself, re-executed; nothing is exec'ed per hook). The daemon tells it each
-// hook's group as the hook starts and ends, one short line on a pipe each (a non-blocking
-// write of a few bytes; a full pipe drops the line and counts it). When its end of the
-// pipe reports EOF — the kernel closes the daemon's end when the daemon dies, however it
-// dies — the reaper kills every group it still tracks and exits. It identifies a group by
-// its id and the start time of its leader (/proc/PID/stat, read by the reaper, off the
-// hot path): only processes of that group that started no earlier than the leader are
-// killed, so a recycled pid is never killed. Each hook's direct child also gets
-// PR_SET_PDEATHSIG (SIGKILL) while a reaper runs, a second line of defence that needs
-// no helper but reaches only that one process.
+// hook's group as the hook starts and ends, one short line on a pipe each ("+PID START",
+// "-PID": a non-blocking write of a few bytes; a full pipe drops the line and counts it).
+// START is the leader's start time, read by the daemon while it can prove the pid is the
+// hook's (its unreaped child, or a live pidfd). When its end of the pipe reports EOF — the
+// kernel closes the daemon's end when the daemon dies, however it dies; no parent-death
+// signal is involved, so the same code serves macOS — the reaper kills every group it
+// still tracks and exits. The reaper opens a pidfd for each leader when it learns of it
+// (and checks the start time through it): on Linux ≥ 6.9 the kill goes through that pidfd
+// to the group as the kernel's object, so a group whose leader already died is still
+// found and a recycled number never is; elsewhere the group is killed only while its
+// leader is provably alive (pidfd, or the start time on macOS).
 //
 // Should the reaper die with the daemon (both SIGKILLed, the OOM killer), its record
-// remains: the reaper appends every line it receives, with the leader's start time, to
-// <state>/hook-groups.<its pid> (not synced: a crash of the machine ends the hooks as
-// well). The next `hookd serve` replays every record whose reaper is gone, kills the
-// groups it still finds (verified the same way) and removes the record.
+// remains: the reaper writes every line it receives, with the leader's start time and
+// the boot's identity (osproc.BootID), to <state>/hook-groups.<its pid>.<its start time>
+// (not synced: a crash of the machine ends the hooks as well). The next `hookd serve`
+// replays every record whose reaper is gone: a group is killed only if its leader still
+// runs with the recorded start time in the same boot — the hook's own process; otherwise
+// nothing is done (a recycled pid never matches). Hook processes get no parent-death
+// signal for that reason: it would kill the one process that proves whose group it is.
 
 // ReaperArg is the argument that makes hookd run as the group reaper (cmd/hookd).
 const ReaperArg = "__hookd-group-reaper"
@@ -103,89 +114,142 @@ func (g *GroupReaper) Close() error {
 	return g.w.Close()
 }
 
-func (g *GroupReaper) send(op byte, pid int) {
-	var b [24]byte
-	line := strconv.AppendInt(append(b[:0], op), int64(pid), 10)
-	line = append(line, '\n')
+func (g *GroupReaper) send(line []byte) {
 	// Below PIPE_BUF: atomic, so concurrent writers need no lock.
 	if _, err := syscall.Write(g.fd, line); err != nil {
 		g.dropped.Add(1)
 	}
 }
 
-// trackGroup tells the reaper a hook process (its own group leader) started.
-func trackGroup(pid int) {
-	if g := reaper.Load(); g != nil {
-		g.send('+', pid)
+// trackGroup tells the reaper that a hook's process group started, led by pid. The
+// caller must know pid is the hook's at this moment: its own unreaped child (alive nil),
+// or a process it holds a handle to, whose alive reports whether it is still there —
+// checked after the start time was read, so the start time is the hook's.
+func trackGroup(pid int, alive func() bool) {
+	g := reaper.Load()
+	if g == nil {
+		return
 	}
+	start, err := osproc.StartTime(pid)
+	if err != nil || alive != nil && !alive() {
+		return // gone already: nothing to track
+	}
+	var b [48]byte
+	line := strconv.AppendInt(append(b[:0], '+'), int64(pid), 10)
+	line = strconv.AppendUint(append(line, ' '), start, 10)
+	g.send(append(line, '\n'))
 }
 
 // untrackGroup tells the reaper the hook's group is gone.
 func untrackGroup(pid int) {
 	if g := reaper.Load(); g != nil {
-		g.send('-', pid)
+		var b [24]byte
+		g.send(append(strconv.AppendInt(append(b[:0], '-'), int64(pid), 10), '\n'))
 	}
 }
 
-// reaperActive reports whether hooks started now are covered by a reaper (then they
-// also get a parent-death signal).
-func reaperActive() bool { return reaper.Load() != nil }
-
-// waitExited blocks until the process pid has exited, without reaping it (WNOWAIT): its
-// pid, and so its process group id, stay reserved until cmd.Wait reaps it.
-func waitExited(pid int) error {
-	for {
-		var info unix.Siginfo
-		err := unix.Waitid(unix.P_PID, pid, &info, unix.WEXITED|unix.WNOWAIT, nil)
-		if !errors.Is(err, syscall.EINTR) {
-			return err
-		}
-	}
-}
-
-// recordPrefix names a reaper's record in the state directory; its pid follows.
+// recordPrefix names a reaper's record in the state directory; its pid and start time
+// follow.
 const recordPrefix = "hook-groups."
 
-// RunReaper is the group reaper's main loop: it reads "+PID" / "-PID" lines until EOF,
-// then kills the groups still tracked. With record set (a path prefix), it keeps its
-// record at record+<its pid> (see ReapRecorded) and removes it at the end. It returns how
-// many groups it killed.
+// leader is a tracked group: its leader's start time and, where the system has them, a
+// pidfd for it.
+type leader struct {
+	start uint64
+	h     osproc.Handle
+}
+
+// RunReaper is the group reaper's main loop: it reads "+PID START" / "-PID" lines until
+// EOF, then kills the groups still tracked. With record set (a path prefix), it keeps its
+// record at record+<its pid>.<its start time> (see ReapRecorded) and removes it at the
+// end. It returns how many groups it killed.
 func RunReaper(in io.Reader, record string, logf func(string, ...any)) int {
-	groups := map[int]uint64{} // pgid → its leader's start time (clock ticks since boot)
+	groups := map[int]leader{}
 	rec := openRecord(record, logf)
 	sc := bufio.NewScanner(in)
 	for sc.Scan() {
 		line := sc.Text()
-		if len(line) < 2 {
+		f := strings.Fields(line)
+		if len(line) < 2 || len(f) == 0 {
 			continue
 		}
-		pid, err := strconv.Atoi(line[1:])
+		pid, err := strconv.Atoi(f[0][1:])
 		if err != nil || pid <= 1 {
 			continue
 		}
 		switch line[0] {
 		case '+':
-			if st, _, err := procStat(pid); err == nil {
-				groups[pid] = st
-				rec.add(pid, st, groups)
-			} // gone already: its "-" follows
+			if len(f) != 2 {
+				continue
+			}
+			start, err := strconv.ParseUint(f[1], 10, 64)
+			if err != nil {
+				continue
+			}
+			if old, ok := groups[pid]; ok {
+				old.h.Close()
+			}
+			if h, ok := prove(pid, start); ok {
+				groups[pid] = leader{start: start, h: h}
+				rec.add(pid, start, groups)
+			} // gone already (its group was killed at its exit): its "-" follows
 		case '-':
-			if _, ok := groups[pid]; ok {
+			if l, ok := groups[pid]; ok {
+				l.h.Close()
 				delete(groups, pid)
 				rec.remove(pid, groups)
 			}
 		}
 	}
 	n := 0
-	if len(groups) > 0 {
-		n = killGroups(groups, logf)
+	for pid, l := range groups {
+		if killLeaderGroup(pid, l) {
+			n++
+			if logf != nil {
+				logf("killed hook process group %d: its daemon is gone", pid)
+			}
+		}
+		l.h.Close()
 	}
 	rec.close()
 	return n
 }
 
-// record is a reaper's file of live groups: "+PGID START" and "-PGID" lines, compacted
-// to the live set now and then. A nil record does nothing.
+// prove opens a handle to pid (where the system has pidfds) and checks that the process
+// it names started at start: then it is the hook's leader, and stays identified by the
+// handle. Without pidfds the handle is empty and the start time is checked again before
+// any kill.
+func prove(pid int, start uint64) (osproc.Handle, bool) {
+	h, _ := osproc.OpenHandle(pid)
+	st, err := osproc.StartTime(pid)
+	if err != nil || st != start || h.Valid() && !h.Alive() {
+		h.Close()
+		return osproc.NoHandle, false
+	}
+	return h, true
+}
+
+// killLeaderGroup kills the group l's leader led, if that can be proven to be the hook's:
+// through the pidfd on Linux ≥ 6.9 (whether or not the leader is still alive); else only
+// while the leader is alive — its pidfd still live, or (macOS) its start time unchanged,
+// checked right before the kill.
+func killLeaderGroup(pid int, l leader) bool {
+	if l.h.Valid() {
+		err := l.h.KillGroup()
+		if err == nil {
+			return true
+		}
+		if !errors.Is(err, osproc.ErrUnsupported) || !l.h.Alive() {
+			return false // ESRCH: no member left
+		}
+	} else if st, err := osproc.StartTime(pid); err != nil || st != l.start {
+		return false
+	}
+	return syscall.Kill(-pid, syscall.SIGKILL) == nil
+}
+
+// record is a reaper's file of live groups: a "boot ID" line, then "+PGID START" and
+// "-PGID" lines, compacted to the live set now and then. A nil record does nothing.
 type record struct {
 	path  string
 	f     *os.File
@@ -196,30 +260,38 @@ func openRecord(prefix string, logf func(string, ...any)) *record {
 	if prefix == "" {
 		return nil
 	}
-	path := prefix + strconv.Itoa(os.Getpid())
+	self, _ := osproc.StartTime(os.Getpid())
+	path := prefix + strconv.Itoa(os.Getpid()) + "." + strconv.FormatUint(self, 10)
 	f, err := os.OpenFile(path, os.O_CREATE|os.O_TRUNC|os.O_WRONLY|os.O_APPEND, 0o600)
+	if err == nil {
+		_, err = f.WriteString("boot " + osproc.BootID() + "\n")
+	}
 	if err != nil {
 		if logf != nil {
 			logf("cannot keep a record of hook groups (%v): they die with the daemon only while this reaper lives", err)
+		}
+		if f != nil {
+			f.Close()
+			os.Remove(path)
 		}
 		return nil
 	}
 	return &record{path: path, f: f}
 }
 
-func (r *record) add(pid int, start uint64, live map[int]uint64) {
+func (r *record) add(pid int, start uint64, live map[int]leader) {
 	if r != nil {
 		r.write(fmt.Sprintf("+%d %d\n", pid, start), live)
 	}
 }
 
-func (r *record) remove(pid int, live map[int]uint64) {
+func (r *record) remove(pid int, live map[int]leader) {
 	if r != nil {
 		r.write(fmt.Sprintf("-%d\n", pid), live)
 	}
 }
 
-func (r *record) write(line string, live map[int]uint64) {
+func (r *record) write(line string, live map[int]leader) {
 	_, _ = r.f.WriteString(line)
 	r.lines++
 	if r.lines < 4096 || r.lines < 4*len(live) {
@@ -227,8 +299,9 @@ func (r *record) write(line string, live map[int]uint64) {
 	}
 	// Compact: the live set alone, replacing the file atomically.
 	var b strings.Builder
-	for pid, st := range live {
-		fmt.Fprintf(&b, "+%d %d\n", pid, st)
+	b.WriteString("boot " + osproc.BootID() + "\n")
+	for pid, l := range live {
+		fmt.Fprintf(&b, "+%d %d\n", pid, l.start)
 	}
 	tmp := r.path + ".tmp"
 	if err := os.WriteFile(tmp, []byte(b.String()), 0o600); err != nil {
@@ -251,25 +324,45 @@ func (r *record) close() {
 }
 
 // ReapRecorded kills the hook groups recorded in stateDir by reapers that are gone
-// (killed together with their daemon) and removes their records. `hookd serve` calls it
-// once it owns its socket. It returns how many groups it killed.
+// (killed together with their daemon) and removes their records. A group is killed only
+// when its leader still runs, in the boot the record was written in, with the recorded
+// start time; otherwise nothing is done. `hookd serve` calls it once it owns its socket.
+// It returns how many groups it killed.
 func ReapRecorded(stateDir string, logf func(string, ...any)) int {
 	paths, _ := filepath.Glob(filepath.Join(stateDir, recordPrefix+"*"))
 	n := 0
 	for _, path := range paths {
-		pid, err := strconv.Atoi(strings.TrimPrefix(filepath.Base(path), recordPrefix))
+		pidS, startS, hasStart := strings.Cut(strings.TrimPrefix(filepath.Base(path), recordPrefix), ".")
+		pid, err := strconv.Atoi(pidS)
 		if err != nil {
-			continue // a compaction's .tmp, or not ours
+			continue // not ours
 		}
-		if cmdline, err := os.ReadFile(filepath.Join("/proc", strconv.Itoa(pid), "cmdline")); err == nil && strings.Contains(string(cmdline), ReaperArg) {
+		if !hasStart {
+			// A record of an older hookd (no start time, no boot): it cannot prove
+			// anything. Removed once its reaper's pid is free.
+			if _, err := osproc.StartTime(pid); err != nil {
+				os.Remove(path)
+			}
+			continue
+		}
+		start, err := strconv.ParseUint(startS, 10, 64)
+		if err != nil {
+			continue // a compaction's .tmp
+		}
+		if st, err := osproc.StartTime(pid); err == nil && st == start {
 			continue // its reaper lives (another daemon's, or one still doing its work)
 		}
 		b, err := os.ReadFile(path)
 		if err != nil {
 			continue
 		}
+		lines := strings.Split(string(b), "\n")
+		if boot, ok := strings.CutPrefix(lines[0], "boot "); !ok || boot == "" || boot != osproc.BootID() {
+			os.Remove(path) // another boot's processes are all gone
+			continue
+		}
 		groups := map[int]uint64{}
-		for _, line := range strings.Split(string(b), "\n") {
+		for _, line := range lines[1:] {
 			f := strings.Fields(strings.TrimLeft(line, "+-"))
 			if len(line) < 2 || len(f) == 0 {
 				continue
@@ -287,59 +380,20 @@ func ReapRecorded(stateDir string, logf func(string, ...any)) int {
 				delete(groups, pg)
 			}
 		}
-		if len(groups) > 0 {
-			n += killGroups(groups, logf)
+		for pg, st := range groups {
+			h, ok := prove(pg, st)
+			if !ok {
+				continue // the leader is gone: whatever has its pid now is not the hook
+			}
+			if killLeaderGroup(pg, leader{start: st, h: h}) {
+				n++
+				if logf != nil {
+					logf("killed hook process group %d: its daemon and reaper are gone", pg)
+				}
+			}
+			h.Close()
 		}
 		os.Remove(path)
 	}
 	return n
-}
-
-// killGroups kills each tracked group that still has a member started no earlier than
-// its leader (the leader itself may be gone: a parent-death signal killed it).
-func killGroups(groups map[int]uint64, logf func(string, ...any)) int {
-	ents, _ := os.ReadDir("/proc")
-	hit := map[int]bool{}
-	for _, e := range ents {
-		pid, err := strconv.Atoi(e.Name())
-		if err != nil {
-			continue
-		}
-		start, pgrp, err := procStat(pid)
-		if err != nil {
-			continue
-		}
-		if leader, ok := groups[pgrp]; ok && start >= leader {
-			hit[pgrp] = true
-		}
-	}
-	for pgid := range hit {
-		if err := syscall.Kill(-pgid, syscall.SIGKILL); err == nil && logf != nil {
-			logf("killed hook process group %d: its daemon is gone", pgid)
-		}
-	}
-	return len(hit)
-}
-
-// procStat returns a process's start time (field 22 of /proc/PID/stat, clock ticks
-// since boot) and its process group (field 5).
-func procStat(pid int) (start uint64, pgrp int, err error) {
-	b, err := os.ReadFile(filepath.Join("/proc", strconv.Itoa(pid), "stat"))
-	if err != nil {
-		return 0, 0, err
-	}
-	s := string(b)
-	i := strings.LastIndexByte(s, ')') // comm may contain spaces and parentheses
-	if i < 0 {
-		return 0, 0, fmt.Errorf("malformed /proc/%d/stat", pid)
-	}
-	f := strings.Fields(s[i+1:]) // f[0] is field 3 (state)
-	if len(f) < 20 {
-		return 0, 0, fmt.Errorf("malformed /proc/%d/stat", pid)
-	}
-	if pgrp, err = strconv.Atoi(f[2]); err != nil {
-		return 0, 0, err
-	}
-	start, err = strconv.ParseUint(f[19], 10, 64)
-	return start, pgrp, err
 }

@@ -2,6 +2,7 @@ package runner
 
 import (
 	"context"
+	"fmt"
 	"io"
 	"os"
 	"os/exec"
@@ -12,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/hookd/hookd/daemon/runner/osproc"
 	"github.com/hookd/hookd/test/testutil"
 )
 
@@ -19,27 +21,27 @@ import (
 func groupAlive(pgid int) bool {
 	ents, _ := os.ReadDir("/proc")
 	for _, e := range ents {
-		pid, err := strconv.Atoi(e.Name())
+		b, err := os.ReadFile("/proc/" + e.Name() + "/stat")
 		if err != nil {
 			continue
 		}
-		_, pgrp, err := procStat(pid)
-		if err != nil || pgrp != pgid {
+		s := string(b)
+		i := strings.LastIndexByte(s, ')')
+		if i < 0 {
 			continue
 		}
-		b, _ := os.ReadFile("/proc/" + e.Name() + "/stat")
-		s := string(b)
-		if i := strings.LastIndexByte(s, ')'); i > 0 && s[i+2] != 'Z' {
+		f := strings.Fields(s[i+1:])
+		if len(f) > 2 && f[2] == strconv.Itoa(pgid) && f[0] != "Z" {
 			return true
 		}
 	}
 	return false
 }
 
-func startGroup(t *testing.T) *exec.Cmd {
+func startGroup(t *testing.T, script string) *exec.Cmd {
 	t.Helper()
-	cmd := exec.Command("/bin/sh", "-c", "sleep 300 & sleep 300 & wait")
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	cmd := exec.Command("/bin/sh", "-c", script)
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
@@ -47,12 +49,24 @@ func startGroup(t *testing.T) *exec.Cmd {
 	return cmd
 }
 
+const twoSleeps = "sleep 300 & sleep 300 & wait"
+
+// plus is the daemon's "+PID START" line for a running process.
+func plus(t *testing.T, pid int) string {
+	t.Helper()
+	st, err := osproc.StartTime(pid)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return fmt.Sprintf("+%d %d\n", pid, st)
+}
+
 func TestReaperKillsTrackedGroupsAtEOF(t *testing.T) {
-	tracked, untracked := startGroup(t), startGroup(t)
+	tracked, untracked := startGroup(t, twoSleeps), startGroup(t, twoSleeps)
 	pr, pw := io.Pipe()
 	done := make(chan int)
 	go func() { done <- RunReaper(pr, "", t.Logf) }()
-	io.WriteString(pw, "+"+strconv.Itoa(tracked.Process.Pid)+"\n+"+strconv.Itoa(untracked.Process.Pid)+"\n-"+strconv.Itoa(untracked.Process.Pid)+"\n")
+	io.WriteString(pw, plus(t, tracked.Process.Pid)+plus(t, untracked.Process.Pid)+"-"+strconv.Itoa(untracked.Process.Pid)+"\n")
 	pw.Close() // the daemon is gone
 	if n := <-done; n != 1 {
 		t.Fatalf("killed %d groups, want 1", n)
@@ -63,16 +77,68 @@ func TestReaperKillsTrackedGroupsAtEOF(t *testing.T) {
 	}
 }
 
-// A group whose recorded leader started after every live member is not the group the
-// daemon tracked (its pid was reused): it is left alone.
+// A line whose start time is not the leader's names another process than the hook the
+// daemon started (its pid was reused): it is not tracked, and nothing is killed.
 func TestReaperNeverKillsARecycledGroupID(t *testing.T) {
-	g := startGroup(t)
-	start, _, err := procStat(g.Process.Pid)
+	g := startGroup(t, twoSleeps)
+	start, err := osproc.StartTime(g.Process.Pid)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if n := killGroups(map[int]uint64{g.Process.Pid: start + 1}, t.Logf); n != 0 || !groupAlive(g.Process.Pid) {
+	n := RunReaper(strings.NewReader(fmt.Sprintf("+%d %d\n", g.Process.Pid, start-1)), "", t.Logf)
+	if n != 0 || !groupAlive(g.Process.Pid) {
 		t.Fatalf("killed %d groups; alive %v", n, groupAlive(g.Process.Pid))
+	}
+}
+
+// A hook whose own process died while the daemon ran (its group killed at the exit only
+// if the daemon saw it): on Linux ≥ 6.9 the reaper still finds the rest of the group
+// through the pidfd it opened while the leader lived; without that (older kernels, macOS)
+// the leader is the only proof and nothing is killed.
+func TestReaperGroupWhoseLeaderDied(t *testing.T) {
+	for _, old := range []bool{false, true} {
+		t.Run(fmt.Sprintf("old_kernel=%v", old), func(t *testing.T) {
+			if old {
+				defer osproc.SimulateOldKernel()()
+			} else if !osproc.GroupSignals() {
+				t.Skip("this kernel has no PIDFD_SIGNAL_PROCESS_GROUP (Linux < 6.9): the old_kernel case covers it")
+			}
+			// The leader prints its background sleep's pid and waits for a line.
+			g := exec.Command("/bin/sh", "-c", "sleep 300 & echo $!; read x")
+			g.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
+			in, _ := g.StdinPipe()
+			out, _ := g.StdoutPipe()
+			if err := g.Start(); err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(func() { syscall.Kill(-g.Process.Pid, syscall.SIGKILL) })
+			var sleeper int
+			fmt.Fscan(out, &sleeper)
+			dir := t.TempDir()
+			pr, pw := io.Pipe()
+			done := make(chan int)
+			go func() { done <- RunReaper(pr, filepath.Join(dir, recordPrefix), t.Logf) }()
+			io.WriteString(pw, plus(t, g.Process.Pid))
+			testutil.WaitFor(t, 10*time.Second, "the reaper to track the group", func() bool {
+				b, _ := os.ReadFile(recordName(t, dir, os.Getpid()))
+				return strings.Contains(string(b), "+")
+			})
+			in.Close() // the leader exits; its sleep stays in the group
+			g.Wait()
+			pw.Close()
+			n := <-done
+			if old {
+				if n != 0 || !groupAlive(g.Process.Pid) {
+					t.Fatalf("old kernel: killed %d groups without a live leader to prove them", n)
+				}
+				syscall.Kill(sleeper, syscall.SIGKILL)
+				return
+			}
+			if n != 1 {
+				t.Fatalf("killed %d groups, want 1", n)
+			}
+			testutil.WaitFor(t, 10*time.Second, "the leaderless group to die", func() bool { return !groupAlive(g.Process.Pid) })
+		})
 	}
 }
 
@@ -103,29 +169,41 @@ func isZombie(pid int) bool {
 	return i < 0 || len(s) < i+3 || s[i+2] == 'Z'
 }
 
+// recordName is the record file of a reaper with this pid.
+func recordName(t *testing.T, dir string, pid int) string {
+	st, err := osproc.StartTime(pid)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return filepath.Join(dir, fmt.Sprintf("%s%d.%d", recordPrefix, pid, st))
+}
+
 // The record a reaper keeps lets the next daemon kill what a reaper killed together with
 // its daemon left running.
 func TestReapRecordedAfterTheReaperDied(t *testing.T) {
 	dir := t.TempDir()
-	live, gone := startGroup(t), startGroup(t)
+	live, gone := startGroup(t, twoSleeps), startGroup(t, twoSleeps)
 	pr, pw := io.Pipe()
 	done := make(chan int)
 	go func() { done <- RunReaper(pr, filepath.Join(dir, recordPrefix), t.Logf) }()
-	io.WriteString(pw, "+"+strconv.Itoa(live.Process.Pid)+"\n+"+strconv.Itoa(gone.Process.Pid)+"\n-"+strconv.Itoa(gone.Process.Pid)+"\n")
-	record := filepath.Join(dir, recordPrefix+strconv.Itoa(os.Getpid()))
+	io.WriteString(pw, plus(t, live.Process.Pid)+plus(t, gone.Process.Pid)+"-"+strconv.Itoa(gone.Process.Pid)+"\n")
+	record := recordName(t, dir, os.Getpid())
 	testutil.WaitFor(t, 10*time.Second, "the record to list the group", func() bool {
 		b, _ := os.ReadFile(record)
-		return strings.Count(string(b), "\n") == 3
+		return strings.Count(string(b), "\n") == 4
 	})
-	// The record of a reaper that still runs is left alone (another daemon's). A process
-	// whose command line carries the reaper's argument stands in for one.
 	b, _ := os.ReadFile(record)
-	fake := exec.Command("/bin/sh", "-c", "sleep 300", ReaperArg)
+	if !strings.HasPrefix(string(b), "boot "+osproc.BootID()+"\n") {
+		t.Fatalf("record does not start with this boot's identity: %q", b)
+	}
+	// The record of a reaper that still runs is left alone (another daemon's): a live
+	// process with the pid and start time in the name stands in for one.
+	fake := exec.Command("sleep", "300")
 	if err := fake.Start(); err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { fake.Process.Kill(); fake.Wait() })
-	alive := filepath.Join(dir, recordPrefix+strconv.Itoa(fake.Process.Pid))
+	alive := recordName(t, dir, fake.Process.Pid)
 	if err := os.WriteFile(alive, b, 0o600); err != nil {
 		t.Fatal(err)
 	}
@@ -133,8 +211,20 @@ func TestReapRecordedAfterTheReaperDied(t *testing.T) {
 	if n := ReapRecorded(dir, t.Logf); n != 0 || !groupAlive(live.Process.Pid) {
 		t.Fatalf("reaped %d groups of a live reaper", n)
 	}
-	// The same record under a pid that is no reaper: the daemon that starts next reaps it.
-	orphan := filepath.Join(dir, recordPrefix+"1")
+	// Another boot's record: nothing of it can still run; removed, nothing killed.
+	other := filepath.Join(dir, recordPrefix+"1.1")
+	if err := os.WriteFile(other, []byte(strings.Replace(string(b), osproc.BootID(), "another-boot", 1)), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if n := ReapRecorded(dir, t.Logf); n != 0 || !groupAlive(live.Process.Pid) {
+		t.Fatalf("reaped %d groups of another boot", n)
+	}
+	if _, err := os.Stat(other); !os.IsNotExist(err) {
+		t.Fatal("another boot's record was not removed")
+	}
+	// The same record under a reaper that is gone (its start time differs): the daemon
+	// that starts next reaps it.
+	orphan := filepath.Join(dir, recordPrefix+strconv.Itoa(fake.Process.Pid)+".1")
 	if err := os.Rename(alive, orphan); err != nil {
 		t.Fatal(err)
 	}
@@ -150,4 +240,60 @@ func TestReapRecordedAfterTheReaperDied(t *testing.T) {
 	}
 	pw.Close()
 	<-done
+}
+
+// The replay after a double crash with a pid-reusing neighbour: the recorded hook's
+// process ended and was reaped, and an unrelated process now has its pid and leads a
+// group with that number. It started later than the recorded leader — which the old
+// check ("members that started no earlier than the leader") took as proof — and is not
+// the leader: it survives.
+func TestReapRecordedSparesAPidReusingNeighbour(t *testing.T) {
+	dir := t.TempDir()
+	hook := exec.Command("sleep", "0.2")
+	hook.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
+	if err := hook.Start(); err != nil {
+		t.Fatal(err)
+	}
+	pid := hook.Process.Pid
+	rec := "boot " + osproc.BootID() + "\n" + plus(t, pid)
+	hook.Wait() // the hook ends, and is reaped, while no daemon runs
+	if err := os.WriteFile(filepath.Join(dir, recordPrefix+"1.1"), []byte(rec), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	neighbour := testutil.StartWithPid(t, pid, func() *exec.Cmd {
+		c := exec.Command("sleep", "300")
+		c.SysProcAttr = &syscall.SysProcAttr{Setsid: true} // leads group `pid`
+		return c
+	})
+	if n := ReapRecorded(dir, t.Logf); n != 0 {
+		t.Fatalf("killed %d groups", n)
+	}
+	if !groupAlive(neighbour.Process.Pid) {
+		t.Fatal("the neighbour that reused the hook's pid was killed")
+	}
+}
+
+// A hook's own process is killed by its group only while unreaped: a Child whose process
+// was reaped signals nothing, even when its pid now leads someone else's group.
+func TestChildNeverSignalsAfterTheReap(t *testing.T) {
+	c := exec.Command("true")
+	c.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
+	if err := c.Start(); err != nil {
+		t.Fatal(err)
+	}
+	g := osproc.NewChild(c.Process.Pid)
+	if err := g.Reap(true, c.Wait); err != nil {
+		t.Fatal(err)
+	}
+	neighbour := testutil.StartWithPid(t, c.Process.Pid, func() *exec.Cmd {
+		n := exec.Command("sleep", "300")
+		n.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
+		return n
+	})
+	if g.KillGroup() {
+		t.Fatal("KillGroup signalled after the reap")
+	}
+	if !groupAlive(neighbour.Process.Pid) {
+		t.Fatal("the neighbour was killed")
+	}
 }

@@ -221,7 +221,7 @@ const (
 
 type poolStats struct {
 	hits, misses, fallbacks, spawned, discarded, died, reaped, evicted, spawnErrors atomic.Uint64
-	forked, zygoteCold                                                              atomic.Uint64
+	forked, zygoteCold, rerunCold                                                   atomic.Uint64
 }
 
 // NewPool returns a pool; call Close when done.
@@ -242,7 +242,8 @@ func NewPool(o PoolOptions) *Pool {
 		// HOOKD_ZYGOTE_PREFAULT=off turns the spares' pre-faulting off (docs/zygote.md): the
 		// benchmark compares both in one run; a way out should it ever cost more than it saves.
 		p.zyg = zygote.New(zygote.Options{IdleTimeout: o.IdleTimeout, NoPrefault: os.Getenv("HOOKD_ZYGOTE_PREFAULT") == "off",
-			Logf: func(f string, a ...any) { log.Sugar().Debugf(f, a...) }})
+			Logf:  func(f string, a ...any) { log.Sugar().Debugf(f, a...) },
+			Track: trackGroup, Untrack: untrackGroup})
 	}
 	p.wg.Add(1)
 	go p.janitor()
@@ -257,15 +258,16 @@ func (p *Pool) Run(ctx context.Context, spec ProcSpec) ProcResult {
 	if spec.Prewarm == PrewarmOff || p.opts.NoPrewarm {
 		return p.cold.Run(ctx, spec)
 	}
-	if res, ok, python := p.runZygote(ctx, spec); ok {
+	start := time.Now()
+	if res, ok, python := p.runZygote(ctx, spec, start); ok {
 		return res
 	} else if python {
-		// A Python launcher the zygote could not serve this time (still starting, or the
-		// event differs from what it models): cold, never a prewarmed process as well.
+		// A Python launcher the zygote could not serve this time (still starting, the event
+		// differs from what it models, or the zygote died under it): cold, in the time
+		// left, never a prewarmed process as well.
 		p.stats.zygoteCold.Add(1)
-		return p.cold.Run(ctx, spec)
+		return p.runColdRest(ctx, spec, start)
 	}
-	start := time.Now()
 	wk := p.key(spec)
 	if wk == nil {
 		return p.cold.Run(ctx, spec)
@@ -400,7 +402,7 @@ func (p *Pool) use(ctx context.Context, wp *warmProc, spec ProcSpec, start time.
 	if n > 0 {
 		if _, err := wp.stdin.Write(payload[:n]); err != nil {
 			// EPIPE: no reader left, so nothing of the payload was consumed.
-			killGroup(wp.p.cmd)
+			wp.p.kill()
 			return ProcResult{}, false
 		}
 	}
@@ -475,7 +477,7 @@ func (p *Pool) evictLocked(wk *warmKey) bool {
 	victim.idle = victim.idle[1:]
 	p.total--
 	wp.state = stDiscarded
-	killGroup(wp.p.cmd)
+	wp.p.kill()
 	p.stats.evicted.Add(1)
 	return true
 }
@@ -541,7 +543,7 @@ func (p *Pool) spawn(wk *warmKey, delay time.Duration, kick <-chan struct{}) {
 	case p.closed || wk.gone:
 		p.total--
 		wp.state = stDiscarded
-		killGroup(cmd)
+		wp.p.kill()
 	default:
 		wp.state, wp.ready = stIdle, time.Now()
 		wk.idle = append(wk.idle, wp)
@@ -615,7 +617,7 @@ func (p *Pool) idleDeathLocked(wp *warmProc) {
 func (p *Pool) discardIdleLocked(wk *warmKey, why string) {
 	for _, wp := range wk.idle {
 		wp.state = stDiscarded
-		killGroup(wp.p.cmd)
+		wp.p.kill()
 		p.total--
 		p.stats.discarded.Add(1)
 	}
@@ -658,7 +660,7 @@ func (p *Pool) reapIdle(now time.Time) {
 		for _, wp := range wk.idle {
 			if now.Sub(wp.ready) > p.opts.IdleTimeout {
 				wp.state = stDiscarded
-				killGroup(wp.p.cmd)
+				wp.p.kill()
 				p.total--
 				p.stats.reaped.Add(1)
 				continue
@@ -723,6 +725,7 @@ type Stats struct {
 type ZygoteStats struct {
 	Enabled                                         bool
 	Forked, RanCold, Started, Died, Lost, Fallbacks uint64
+	RerunCold, Refused, Unresponsive                uint64
 	Zygotes                                         int
 	LastFallback                                    string
 	Populated, Prefaulted, ChildFaults, Exited      uint64
@@ -871,10 +874,11 @@ func (p *Pool) Warm(spec ProcSpec) {
 }
 
 func (p *Pool) zygoteStats() ZygoteStats {
-	z := ZygoteStats{Enabled: p.zyg != nil, Forked: p.stats.forked.Load(), RanCold: p.stats.zygoteCold.Load()}
+	z := ZygoteStats{Enabled: p.zyg != nil, Forked: p.stats.forked.Load(), RanCold: p.stats.zygoteCold.Load(), RerunCold: p.stats.rerunCold.Load()}
 	if p.zyg != nil {
 		m := p.zyg.Stats.Get()
 		z.Started, z.Died, z.Lost, z.Fallbacks, z.LastFallback = m.Started, m.Died, m.Lost, m.Fallbacks, m.LastFallback
+		z.Refused, z.Unresponsive = m.Refused, m.Unresponsive
 		z.Populated, z.Prefaulted, z.ChildFaults, z.Exited = m.Populated, m.Prefaulted, m.ChildFaults, m.Exited
 		z.ChildCPUMs = float64(m.ChildCPU.Microseconds()) / 1000
 		z.EventFaults, z.Reported = m.EventFaults, m.Reported

@@ -12,6 +12,8 @@ import (
 	"sync"
 	"syscall"
 	"time"
+
+	"github.com/hookd/hookd/daemon/runner/osproc"
 )
 
 // ProcSpec is one hook process to run.
@@ -104,12 +106,10 @@ func Command(spec ProcSpec) (*exec.Cmd, error) {
 	// it does natively; hooks left in the daemon's session would all share one session's
 	// slice — a setup with many parallel hooks (ECC: up to 7 per event) ran 2–3× slower
 	// through hookd than natively on a loaded machine with the same CPU seconds.
+	// No parent-death signal: a daemon that dies takes its hooks along through the group
+	// reaper, and the hook's own process must outlive a daemon that died together with its
+	// reaper, so that the next daemon can still prove whose group it kills (groups.go).
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
-	if reaperActive() {
-		// A daemon that dies takes its hooks along: the reaper kills their groups; the
-		// parent-death signal covers the direct child even without it (groups.go).
-		cmd.SysProcAttr.Pdeathsig = syscall.SIGKILL
-	}
 	return cmd, nil
 }
 
@@ -134,6 +134,7 @@ func (r ExecRunner) Run(ctx context.Context, spec ProcSpec) ProcResult {
 // once and never lingers as a zombie.
 type proc struct {
 	cmd            *exec.Cmd
+	group          *osproc.Child // signals the group only while the process is unreaped
 	stdout, stderr *capBuffer
 	done           chan struct{} // closed once cmd.Wait returned
 	waitErr        error         // set before done is closed
@@ -162,14 +163,13 @@ func startProc(cmd *exec.Cmd, capN int, waitDelay time.Duration, keepGroup bool,
 		return nil, err
 	}
 	pid := cmd.Process.Pid
-	trackGroup(pid)
+	p.group = osproc.NewChild(pid)
+	trackGroup(pid, nil) // unreaped: its start time is its own
 	go func() {
-		if !keepGroup && waitExited(pid) == nil {
-			// Before the reap, so the group id is still ours (groups.go). Grandchildren
-			// holding stdout also stop holding it: Wait need not sit out WaitDelay.
-			killGroup(cmd)
-		}
-		p.waitErr = cmd.Wait()
+		// The group is killed (unless keepGroup) once the process has exited and before it
+		// is reaped, so the group id is still ours (groups.go). Grandchildren holding stdout
+		// also stop holding it: Wait need not sit out WaitDelay.
+		p.waitErr = p.group.Reap(!keepGroup, cmd.Wait)
 		untrackGroup(pid)
 		close(p.done)
 		if onExit != nil {
@@ -203,21 +203,20 @@ func (p *proc) supervise(ctx context.Context, timeout time.Duration, start time.
 	case <-p.done:
 	case <-timer:
 		timedOut = true
-		killGroup(p.cmd)
+		p.kill()
 		<-p.done
 	case <-ctx.Done():
 		cancelled = true
-		killGroup(p.cmd)
+		p.kill()
 		<-p.done
 	}
+	// Nothing is killed after the reap: the whole group got its SIGKILL at once while the
+	// process was alive (or at its exit, unless KeepGroup); after it, the group's number
+	// may belong to anyone.
 	res := ProcResult{
 		Stdout: p.stdout.Bytes(), Stderr: p.stderr.Bytes(),
 		StdoutTruncated: p.stdout.truncated, StderrTruncated: p.stderr.truncated,
 		TimedOut: timedOut, Cancelled: cancelled, Duration: time.Since(start),
-	}
-	if timedOut || cancelled {
-		// The group may hold grandchildren that outlived the shell; make sure they are gone.
-		killGroup(p.cmd)
 	}
 	res.ExitCode = exitCode(p.cmd, p.waitErr)
 	return res
@@ -236,16 +235,9 @@ func exitCode(cmd *exec.Cmd, err error) int {
 	return 0
 }
 
-// killGroup sends SIGKILL to the process group led by cmd's process.
-func killGroup(cmd *exec.Cmd) {
-	if cmd.Process == nil {
-		return
-	}
-	pid := cmd.Process.Pid
-	if err := syscall.Kill(-pid, syscall.SIGKILL); err != nil && !errors.Is(err, syscall.ESRCH) {
-		_ = cmd.Process.Kill()
-	}
-}
+// kill sends SIGKILL to the process group the process leads, if the process is not
+// reaped yet (after that its number may be anyone's: nothing is sent).
+func (p *proc) kill() { p.group.KillGroup() }
 
 // lookPath resolves an exec-form executable against the PATH of the hook's environment,
 // not the daemon's: the hook must find what it would have found under the harness.

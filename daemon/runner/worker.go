@@ -15,6 +15,8 @@ import (
 	"time"
 
 	"go.uber.org/zap"
+
+	"github.com/hookd/hookd/daemon/runner/osproc"
 )
 
 // Persistent workers (issue 7; docs/workers.md). A hook that hookd's configuration marks
@@ -87,6 +89,7 @@ type worker struct {
 // workerInst is one running process of a worker.
 type workerInst struct {
 	cmd     *exec.Cmd
+	group   *osproc.Child // signals the group only while the process is unreaped
 	stdin   *os.File
 	stdout  *os.File
 	lines   chan lineResult
@@ -358,9 +361,10 @@ func (w *worker) startLocked() error {
 	}
 	w.set.started.Add(1)
 	pid := cmd.Process.Pid
-	trackGroup(pid)
+	inst.group = osproc.NewChild(pid)
+	trackGroup(pid, nil)
 	go func() {
-		inst.waitErr = cmd.Wait()
+		inst.waitErr = inst.group.Reap(false, cmd.Wait)
 		untrackGroup(pid)
 		close(inst.done)
 	}()
@@ -426,7 +430,7 @@ func (w *worker) killLocked(why string) {
 		return
 	}
 	w.inst = nil
-	killGroup(inst.cmd)
+	inst.group.KillGroup()
 	close(inst.quit)
 	inst.stdin.Close()
 	select {

@@ -8,6 +8,8 @@ import (
 	"sync"
 	"time"
 
+	"go.uber.org/zap"
+
 	"github.com/hookd/hookd/daemon/runner/zygote"
 )
 
@@ -16,9 +18,11 @@ import (
 // prewarm pool: while its zygote starts, and whenever the zygote cannot serve an event
 // exactly (zygote.ErrFallback: nothing ran), the event runs cold.
 
-// runZygote runs spec forked from a zygote. ok is false when nothing ran and the caller
-// must run spec another way; eligible reports whether spec is a Python launcher at all.
-func (p *Pool) runZygote(ctx context.Context, spec ProcSpec) (res ProcResult, ok, eligible bool) {
+// runZygote runs spec forked from a zygote. ok is false when the hook did not run there to
+// an answer and the caller must run it another way (cold, in the time left): nothing ran
+// (zygote.ErrFallback), or the zygote died or stopped answering while the hook ran and the
+// hook was killed (zygote.ErrLost). eligible reports whether spec is a Python launcher.
+func (p *Pool) runZygote(ctx context.Context, spec ProcSpec, start time.Time) (res ProcResult, ok, eligible bool) {
 	if p.zyg == nil {
 		return ProcResult{}, false, false
 	}
@@ -26,7 +30,6 @@ func (p *Pool) runZygote(ctx context.Context, spec ProcSpec) (res ProcResult, ok
 	if err != nil {
 		return ProcResult{}, false, false
 	}
-	start := time.Now()
 	inR, inW, err := os.Pipe()
 	if err != nil {
 		return ProcResult{}, false, true
@@ -45,7 +48,11 @@ func (p *Pool) runZygote(ctx context.Context, spec ProcSpec) (res ProcResult, ok
 		outW.Close()
 		return ProcResult{}, false, true
 	}
-	c, err := p.zyg.Start(zs, inR, outW, errW)
+	var deadline time.Time
+	if spec.Timeout > 0 {
+		deadline = start.Add(spec.Timeout)
+	}
+	c, err := p.zyg.Start(zs, inR, outW, errW, zygote.RunOptions{Deadline: deadline, KeepGroup: spec.KeepGroup})
 	inR.Close()
 	outW.Close()
 	errW.Close()
@@ -53,8 +60,14 @@ func (p *Pool) runZygote(ctx context.Context, spec ProcSpec) (res ProcResult, ok
 		inW.Close()
 		outR.Close()
 		errR.Close()
+		if errors.Is(err, zygote.ErrRefused) {
+			// A FIFO, device or socket as the script: refused like such a settings file,
+			// never read — a cold run would wait on it until the timeout.
+			return ProcResult{ExitCode: -1, StartErr: err, Duration: time.Since(start)}, true, true
+		}
 		return ProcResult{}, false, true
 	}
+	defer c.Close()
 	capN := spec.OutputCap
 	if capN <= 0 {
 		capN = DefaultOutputCap
@@ -74,28 +87,24 @@ func (p *Pool) runZygote(ctx context.Context, spec ProcSpec) (res ProcResult, ok
 	var timedOut, cancelled bool
 	var timer <-chan time.Time
 	if spec.Timeout > 0 {
-		t := time.NewTimer(time.Until(start.Add(spec.Timeout)))
+		t := time.NewTimer(time.Until(deadline))
 		defer t.Stop()
 		timer = t.C
 	}
-	trackGroup(c.Pid)
+	trackGroup(c.Pid, c.Alive)
 	defer untrackGroup(c.Pid)
+	// When the child exits, the zygote — its parent — kills what it left in its group
+	// (unless KeepGroup) before it reaps it: nothing is signalled from here then. A
+	// timeout or cancellation kills the group while the child runs (Child.Kill: through
+	// its pidfd, or by the zygote).
 	select {
 	case <-c.Done():
-		if !spec.KeepGroup {
-			c.Kill() // what the hook left running (the zygote put the child in its own group)
-		}
 	case <-timer:
 		timedOut = true
-		c.Kill()
-		<-c.Done()
+		c.Stop()
 	case <-ctx.Done():
 		cancelled = true
-		c.Kill()
-		<-c.Done()
-	}
-	if timedOut || cancelled {
-		c.Kill() // grandchildren in the group
+		c.Stop()
 	}
 	// Output pipes may be held open by grandchildren that outlived the hook: wait at most
 	// WaitDelay for them, as exec.Cmd does for a cold hook.
@@ -117,6 +126,14 @@ func (p *Pool) runZygote(ctx context.Context, spec ProcSpec) (res ProcResult, ok
 		// The child failed to set itself up before the hook's first line: nothing ran.
 		return ProcResult{}, false, true
 	}
+	if errors.Is(rerr, zygote.ErrLost) && !timedOut && !cancelled {
+		// Its zygote died (or was stopped for not answering) under it: the hook was killed
+		// before it answered. Run again, cold, in the time left (docs/zygote.md).
+		p.stats.rerunCold.Add(1)
+		p.log.Warn("python zygote died while a forked hook ran; running the hook again cold",
+			zap.String("hook", spec.HookID), zap.String("command", spec.Command))
+		return ProcResult{}, false, true
+	}
 	res = ProcResult{
 		Stdout: stdout.Bytes(), Stderr: stderr.Bytes(),
 		StdoutTruncated: stdout.truncated, StderrTruncated: stderr.truncated,
@@ -125,11 +142,29 @@ func (p *Pool) runZygote(ctx context.Context, spec ProcSpec) (res ProcResult, ok
 	if code < 0 {
 		res.ExitCode = 128 - code // killed by signal -code, as exitCode reports a cold one
 	}
-	if rerr != nil {
+	if rerr != nil && !timedOut && !cancelled {
 		res.ExitCode, res.StartErr = -1, rerr
 	}
 	p.stats.forked.Add(1)
 	return res, true, true
+}
+
+// runColdRest runs spec cold in what is left of its timeout since start (a forked run that
+// did not answer used some of it); nothing left is a timeout, a cancelled ctx a
+// cancellation.
+func (p *Pool) runColdRest(ctx context.Context, spec ProcSpec, start time.Time) ProcResult {
+	if ctx.Err() != nil {
+		return ProcResult{ExitCode: -1, Cancelled: true, Duration: time.Since(start)}
+	}
+	if spec.Timeout > 0 {
+		spec.Timeout -= time.Since(start)
+		if spec.Timeout <= 0 {
+			return ProcResult{ExitCode: -1, TimedOut: true, Duration: time.Since(start)}
+		}
+	}
+	res := p.cold.Run(ctx, spec)
+	res.Duration = time.Since(start)
+	return res
 }
 
 // warmZygote starts spec's zygote and pre-imports its script's standard-library imports:

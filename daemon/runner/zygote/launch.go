@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"bytes"
 	"errors"
+	"io"
 	"os"
 	"path/filepath"
 	"slices"
@@ -14,6 +15,8 @@ import (
 
 	"mvdan.cc/sh/v3/expand"
 	"mvdan.cc/sh/v3/syntax"
+
+	"github.com/hookd/hookd/daemon/runner/osproc"
 )
 
 // Recognising the launchers people write (issue 14, item 2). FromCommand reads a hook's
@@ -244,13 +247,9 @@ func wrapperSpec(shell, arg0 string, args []string, dir string, env []string) (S
 	if !filepath.IsAbs(file) {
 		file = filepath.Join(dir, file)
 	}
-	st, err := os.Stat(file)
-	if err != nil || !st.Mode().IsRegular() || st.Size() > 64<<10 {
+	data, err := osproc.ReadRegular(file, 64<<10+1) // never waits on a FIFO
+	if err != nil || len(data) > 64<<10 {
 		return Spec{}, fallback("wrapper script %s: not a readable small file", arg0)
-	}
-	data, err := os.ReadFile(file)
-	if err != nil {
-		return Spec{}, fallback("wrapper script: %v", err)
 	}
 	lang := syntax.LangPOSIX
 	shellEnv := dashPWD(slices.Clone(env), dir)
@@ -388,12 +387,12 @@ func shebang(path string) (string, string, error) {
 	if syscall.Access(path, 0x1 /* X_OK */) != nil {
 		return "", "", fallback("%s is not executable", path)
 	}
-	f, err := os.Open(path)
+	f, err := osproc.OpenRegular(path) // never waits on a FIFO
 	if err != nil {
 		return "", "", fallback("%v", err)
 	}
 	defer f.Close()
-	line, err := bufio.NewReader(f).ReadString('\n')
+	line, err := bufio.NewReader(io.LimitReader(f, 4096)).ReadString('\n')
 	if err != nil && line == "" {
 		return "", "", fallback("cannot read %s", path)
 	}

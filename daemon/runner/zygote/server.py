@@ -1,26 +1,55 @@
 # hookd Python zygote (docs/zygote.md). Started by hookd as
-#     PYTHON [options] -c <this file> ; fd 3 = a SOCK_SEQPACKET socket to hookd
+#     PYTHON [options] -c <this file> ; fd 3 = an AF_UNIX SOCK_STREAM socket to hookd
 # It never runs hook code itself: it imports modules, waits, and per event hands the event
 # to a child that turns itself into `PYTHON [options] SCRIPT ARGS`. The child is forked
 # ahead of the event (a "spare", replenished after use), so the fork and the child's
 # after-fork work are off the event's path. Everything here is single-threaded.
-# Messages are one JSON object per packet; a "run" request carries the event's stdin,
-# stdout and stderr as SCM_RIGHTS file descriptors.
+# Messages are frames (Chan): an 8-byte header — the JSON body's length and how many
+# descriptors travel with it, both little-endian uint32 — then the body; the descriptors
+# go as SCM_RIGHTS with the frame's first bytes. A "run" request carries the event's
+# stdin, stdout and stderr; the answer with the child's pid carries a pidfd for it.
 _main_initial = dict(globals())  # __main__ as the interpreter created it, before our names
 
 
 def _zygote():
-    import os, sys, json, socket, selectors, select, hashlib, io, array, gc
+    import sys
+
+    # What a cold start of this interpreter has imported before a script's first line (the
+    # interpreter's own start-up and site): the zygote's other modules are "ours" and may
+    # be shadowed by a script's directory (shadowed()).
+    baseline = set(sys.modules)
+    # The zygote's own imports come from the interpreter's library alone, as its
+    # pre-imports do (preload()): never the working directory (-c put '' first on
+    # sys.path), PYTHONPATH or a site directory, and no import hook a .pth file installed
+    # is asked. The library is where the interpreter itself put it, in the locations
+    # CPython's getpath and sysconfig use: <prefix>/<platlibdir>/pythonX.Y, its
+    # lib-dynload, pythonXY.zip.
+    ver = sys.version_info
+    own_dirs = {"%s/%s/python%d.%d" % (sys.base_prefix, sys.platlibdir, ver[0], ver[1]),
+                "%s/%s/python%d.%d/lib-dynload" % (sys.base_exec_prefix, sys.platlibdir, ver[0], ver[1]),
+                "%s/%s/python%d%d.zip" % (sys.base_prefix, sys.platlibdir, ver[0], ver[1])}
+    if sys.path and sys.path[0] == "":
+        # A cold `python SCRIPT` has the script's directory there instead, set per child.
+        del sys.path[0]
+    outer_path, outer_meta = list(sys.path), list(sys.meta_path)
+    std_finders = [f for f in outer_meta if isinstance(f, type) and f.__module__ in ("_frozen_importlib", "_frozen_importlib_external")]
+    sys.path[:] = [p for p in outer_path if p in own_dirs]
+    sys.meta_path[:] = std_finders
+    import os, json, socket, selectors, select, hashlib, io, array, gc, stat, random, signal, importlib
+    from importlib.machinery import SourceFileLoader, FrozenImporter, PathFinder
+    try:
+        import ctypes
+    except Exception:  # noqa: BLE001 - no ctypes: no pre-faulting
+        ctypes = None
+    sys.path[:], sys.meta_path[:] = outer_path, outer_meta
+
+    class SpecialFile(OSError):
+        """A script path that names a FIFO, a device or a socket: refused, never read."""
 
     if not hasattr(os, "pidfd_open"):
         # No way to wait for one child without a SIGCHLD handler: refuse; hookd runs cold.
         os.write(2, b"hookd zygote: os.pidfd_open unavailable\n")
         os._exit(3)
-    # -c put '' (the cwd) first on sys.path; a cold `python SCRIPT` has the script's
-    # directory there instead, set per child below. Pre-imports must not see the cwd.
-    if sys.path and sys.path[0] == "":
-        del sys.path[0]
-    baseline = set(sys.modules)
     inherited_fds = {int(n) for n in os.listdir("/proc/self/fd")} - {3}
     orig_argv0 = list(sys.orig_argv[:1])
     start_environ = [k + "=" + v for k, v in os.environ.items()]
@@ -28,10 +57,6 @@ def _zygote():
     stdio_model = []
     for s in (sys.stdin, sys.stdout, sys.stderr):
         stdio_model.append((s.encoding, s.errors, s.line_buffering, s.write_through, hasattr(s.buffer, "raw")))
-    try:
-        from importlib.machinery import SourceFileLoader
-    except Exception:
-        SourceFileLoader = None
     stdlib = set(getattr(sys, "stdlib_module_names", ()))
     # Modules whose import does something visible (opens a browser, prints, touches the
     # terminal) or that only tests and tools use: never pre-imported.
@@ -39,19 +64,94 @@ def _zygote():
              "idlelib", "pydoc", "test", "lib2to3", "ensurepip", "venv", "webbrowser", "readline",
              "curses", "rlcompleter", "pdb", "code", "site", "sitecustomize", "usercustomize", "__main__"}
 
+    fdsize = array.array("i").itemsize
+    MAX_FDS = 4  # the most descriptors one frame carries
+
+    class Chan:
+        """Frames over a stream socket: header (body length, descriptor count), then the
+        body; the descriptors arrive with the frame's first bytes (or earlier, with a
+        previous read) and are queued until their frame is complete."""
+
+        ANC = socket.CMSG_SPACE(MAX_FDS * fdsize)
+
+        def __init__(self, s):
+            self.s, self.buf, self.fds = s, bytearray(), []
+
+        def fill(self):
+            """One read; False at EOF. Raises on a truncated descriptor list."""
+            data, anc, flags, _ = self.s.recvmsg(1 << 16, self.ANC)
+            for level, typ, cdata in anc:
+                if level == socket.SOL_SOCKET and typ == socket.SCM_RIGHTS:
+                    a = array.array("i")
+                    a.frombytes(cdata[: len(cdata) - len(cdata) % fdsize])
+                    self.fds += list(a)
+            if flags & getattr(socket, "MSG_CTRUNC", 8):
+                raise OSError("descriptors truncated")
+            if not data:
+                return False
+            self.buf += data
+            return True
+
+        def take(self):
+            """The next complete frame as (body bytes, descriptors), or None."""
+            if len(self.buf) < 8:
+                return None
+            n, nfd = int.from_bytes(self.buf[0:4], "little"), int.from_bytes(self.buf[4:8], "little")
+            if len(self.buf) < 8 + n:
+                return None
+            if nfd > len(self.fds):
+                raise OSError("frame without its descriptors")
+            body = bytes(self.buf[8: 8 + n])
+            del self.buf[: 8 + n]
+            fds, self.fds = self.fds[:nfd], self.fds[nfd:]
+            return body, fds
+
+        def recv(self):
+            """Blocks for the next frame; None at EOF."""
+            while True:
+                f = self.take()
+                if f is not None:
+                    return f
+                if not self.fill():
+                    return None
+
+        def send(self, body, fds=()):
+            data = len(body).to_bytes(4, "little") + len(fds).to_bytes(4, "little") + body
+            anc = [(socket.SOL_SOCKET, socket.SCM_RIGHTS, array.array("i", fds))] if fds else []
+            n = self.s.sendmsg([data], anc)
+            if n < len(data):
+                self.s.sendall(data[n:])
+
+        def close_fds(self):
+            for fd in self.fds:
+                try:
+                    os.close(fd)
+                except OSError:
+                    pass
+            self.fds = []
+
     sock = socket.socket(fileno=3)
+    hookd = Chan(sock)
     sel = selectors.DefaultSelector()
     sel.register(sock, selectors.EVENT_READ, None)
-    children = {}  # pidfd -> (request id, pid)
+    children = {}  # pidfd -> Kid: children that have their event
+    by_id = {}  # request id -> pidfd, for hookd's "kill"
     spares = []  # (pid, zygote's socket end, pidfd, clean): forked children waiting for an event
     global_peak = [1]  # most children seen running at once: how many spares to keep
     last_run = [None]  # (request bytes, request) of the last event, for rehearse()
     unrehearsed = [False]  # forked since the last rehearse()
     MAX_SPARES = 4
-    # A SOCK_SEQPACKET message must fit the socket's send buffer (net.core.wmem_default,
-    # 208 KiB on Linux); hookd's own request to us is bounded the same way.
-    MAX_HANDOFF = 160 << 10
-    fdsize = array.array("i").itemsize
+    SPARE_TIMEOUT = 5.0  # a spare that neither says it is ready nor takes its event in this long is killed
+
+    class Kid:
+        """A child with its event: hookd's request id, its pid, the zygote's end of its
+        socket (its status comes there), whether its group is killed when it exits (before
+        it is reaped), and why it never ran (the hand-off failed)."""
+
+        __slots__ = ("rid", "pid", "zs", "kill_group", "setup_error")
+
+        def __init__(self, rid, pid, zs, kill_group):
+            self.rid, self.pid, self.zs, self.kill_group, self.setup_error = rid, pid, zs, kill_group, None
     code_cache = {}  # path -> (ino, mtime_ns, size, sha256, code object)
 
     # Pre-faulting (docs/zygote.md, "Pre-faulting"). A child's writes after the fork each
@@ -63,7 +163,6 @@ def _zygote():
     # costs speed.
     madvise = None
     try:
-        import ctypes
         madvise = ctypes.CDLL(None, use_errno=True).madvise
         madvise.argtypes = (ctypes.c_void_p, ctypes.c_size_t, ctypes.c_int)
         madvise.restype = ctypes.c_int
@@ -84,8 +183,37 @@ def _zygote():
     seen_versions = set()  # (path, sha256) of scripts served: a new one is learned
     prefault_on = [True]  # hookd's "prefault" field of the latest run request
 
-    def send(obj):
-        sock.send(json.dumps(obj, separators=(",", ":")).encode())
+    def send(obj, fds=()):
+        hookd.send(json.dumps(obj, separators=(",", ":")).encode(), fds)
+
+    def open_regular(path):
+        """A script file opened for reading — only if it is a regular file: a FIFO, a
+        device or a socket is never read (opening a FIFO would wait for a writer; reading a
+        device may never end). O_NONBLOCK so that the open itself cannot wait."""
+        try:
+            fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC | getattr(os, "O_NOCTTY", 0))
+        except OSError:
+            st = os.stat(path)  # a socket cannot be opened at all (ENXIO): say what it is
+            if not stat.S_ISREG(st.st_mode):
+                raise SpecialFile("%s is %s, not a script file" % (path, kind_of(st.st_mode)))
+            raise
+        try:
+            st = os.fstat(fd)
+            if not stat.S_ISREG(st.st_mode):
+                raise SpecialFile("%s is %s, not a script file" % (path, kind_of(st.st_mode)))
+            os.set_blocking(fd, True)
+            return os.fdopen(fd, "rb")
+        except BaseException:
+            os.close(fd)
+            raise
+
+    def kind_of(mode):
+        for test, what in ((stat.S_ISFIFO, "a FIFO (named pipe)"), (stat.S_ISSOCK, "a socket"),
+                           (stat.S_ISCHR, "a character device"), (stat.S_ISBLK, "a block device"),
+                           (stat.S_ISDIR, "a directory")):
+            if test(mode):
+                return what
+        return "not a regular file"
 
     def imports_of(source, path):
         """Top-level absolute imports of a module (module body, if/try/with blocks)."""
@@ -106,24 +234,105 @@ def _zygote():
                         stack.extend(c.body if type(c).__name__ == "ExceptHandler" else [c])
         return out
 
+    # Pre-imports run no code but the interpreter's own standard library (docs/zygote.md,
+    # "Pre-imports"): a module is imported before its event only if its top-level name is a
+    # standard-library name that resolves — with the interpreter's own finders, on the
+    # zygote's sys.path (the cwd removed; the script's directory is checked per event,
+    # shadowed()) — to a builtin or frozen module or to a file in the interpreter's own
+    # library directories, not in a site directory; never a module's __main__; and the
+    # import itself runs with only those directories on sys.path and only the
+    # interpreter's own finders on sys.meta_path, so nothing it imports in turn can come
+    # from the project, PYTHONPATH or a site directory, and no finder a .pth file
+    # installed is asked. Anything else is imported by the child, at its event.
+    std_cache = []
+
+    def std_dirs():
+        """The interpreter's own library directories on sys.path, in order (the zip, the
+        library, lib-dynload), and every other sys.path entry (site directories and
+        PYTHONPATH; some of them inside a library directory, like site-packages). The
+        zygote's sys.path does not change: computed once."""
+        if std_cache:
+            return std_cache[0]
+        std, other = [], []
+        for p in sys.path:
+            (std if p in own_dirs else other).append(p)
+        std_cache.append((std, other))
+        return std, other
+
+    def ahead_dirs():
+        """sys.path entries searched before the interpreter's library (PYTHONPATH)."""
+        std, _ = std_dirs()
+        return sys.path[: sys.path.index(std[0])] if std else list(sys.path)
+
+    def inside(path, dirs):
+        rp = os.path.realpath(path)
+        return any(d and (rp == os.path.realpath(d) or rp.startswith(os.path.realpath(d) + os.sep)) for d in dirs)
+
+    def stdlib_shadowed():
+        """Standard-library names that a module in a directory ahead of the library on
+        sys.path (PYTHONPATH) would shadow in a cold run: if there are any, the zygote
+        imports no standard-library module before an event at all (an import inside the
+        library could reach the shadowing one)."""
+        out = set()
+        for d in ahead_dirs():
+            try:
+                out |= {e.partition(".")[0] for e in os.listdir(d or ".")} & stdlib
+            except OSError:
+                pass
+        return out
+
+    def is_std(top):
+        """Whether a top-level module name resolves to the interpreter's own library."""
+        if top in sys.builtin_module_names or FrozenImporter.find_spec(top) is not None:
+            return True
+        std, other = std_dirs()
+        spec = PathFinder.find_spec(top, sys.path)
+        origin = spec and spec.origin
+        if not origin or origin in ("built-in", "frozen"):
+            return False
+        return inside(origin, std) and not inside(origin, [d for d in other if d])
+
+    def import_std(name):
+        """__import__(name) with the library directories alone on sys.path and the
+        interpreter's own finders alone on sys.meta_path."""
+        std, _ = std_dirs()
+        saved_meta, saved_path = list(sys.meta_path), list(sys.path)
+        try:
+            sys.meta_path[:] = [f for f in saved_meta if f in std_finders]
+            sys.path[:] = std
+            __import__(name)
+        finally:
+            sys.meta_path[:] = saved_meta
+            sys.path[:] = saved_path
+
     def preload(names, configured):
         done = []
+        shadowed_std = None
         for name in names:
-            top = name.partition(".")[0]
-            if top in never or not (top in stdlib or name in configured):
-                continue
-            if name in sys.modules:
+            parts = name.split(".")
+            top = parts[0]
+            if name in sys.modules or "__main__" in parts or top in never:
                 continue
             try:
-                __import__(name)
+                if name in configured:
+                    __import__(name)  # third-party, by the administrator's choice (hookd's config)
+                elif top in stdlib:
+                    if shadowed_std is None:
+                        shadowed_std = stdlib_shadowed()
+                    if shadowed_std or not is_std(top):
+                        continue
+                    import_std(name)
+                else:
+                    continue
                 done.append(name)
             except BaseException:  # noqa: BLE001 - e.g. `from os import path` names no module
                 pass
         return done
 
     def read_script(path):
-        """(code, None) for path as it is now, compiled at most once per version."""
-        with open(path, "rb") as f:
+        """(code, data, sha256) for path as it is now, compiled at most once per version.
+        Raises SpecialFile for anything but a regular file."""
+        with open_regular(path) as f:
             st = os.fstat(f.fileno())
             data = f.read()
         digest = hashlib.sha256(data).digest()
@@ -141,21 +350,24 @@ def _zygote():
         c = code_cache.get(req["abs"])
         if c and c[3].hex() == req["digest"]:
             return c[4]
-        with open(req["abs"], "rb") as f:
+        with open_regular(req["abs"]) as f:
             data = f.read()
         if hashlib.sha256(data).hexdigest() != req["digest"]:
             raise RuntimeError("script changed while the event started")
         return compile(data, req["abs"], "exec", dont_inherit=True)
 
     def shadowed(scriptdir):
-        """Names we pre-imported that a module in the script's directory would shadow in a
-        cold run (where that directory is sys.path[0])."""
-        try:
-            entries = os.listdir(scriptdir)
-        except OSError:
-            return []
+        """Names we pre-imported that a module in the script's directory (sys.path[0] of a
+        cold run), or in a directory ahead of the library on sys.path, would shadow in a
+        cold run."""
         ours = {m.partition(".")[0] for m in sys.modules} - {m.partition(".")[0] for m in baseline}
-        return sorted({e.partition(".")[0] for e in entries} & ours)
+        names = set()
+        for d in [scriptdir] + (ahead_dirs() if ours else []):
+            try:
+                names |= {e.partition(".")[0] for e in os.listdir(d or ".")}
+            except OSError:
+                pass
+        return sorted(names & ours)
 
     def threads_running():
         th = sys.modules.get("threading")
@@ -181,9 +393,12 @@ def _zygote():
         # this spare) means no event: exit without running anything.
         try:
             sock.close()
+            hookd.close_fds()
             sel.close()
             for pfd in list(children) + [sp[2] for sp in spares]:
                 os.close(pfd)
+            for kid in children.values():
+                kid.zs.close()
             for sp in spares:
                 sp[1].close()
             # Anything else the zygote had open at the fork (an event's descriptors while it
@@ -203,19 +418,14 @@ def _zygote():
         except BaseException:  # noqa: BLE001
             os._exit(127)
         try:
-            msg, anc, _, _ = cs.recvmsg(1 << 20, socket.CMSG_SPACE(8 * fdsize))
+            ch = Chan(cs)
+            frame = ch.recv()
+            if frame is None or len(frame[1]) != 3:
+                os._exit(127)
+            req = json.loads(frame[0])
         except BaseException:  # noqa: BLE001
             os._exit(127)
-        fds = []
-        for level, typ, data in anc:
-            if level == socket.SOL_SOCKET and typ == socket.SCM_RIGHTS:
-                a = array.array("i")
-                a.frombytes(data[: len(data) - len(data) % fdsize])
-                fds += list(a)
-        if not msg or len(fds) != 4:
-            os._exit(127)
-        cs.close()
-        child(json.loads(msg), fds, populated, ready_minflt)
+        child(req, frame[1], ch, populated, ready_minflt)
         os._exit(127)  # not reached
 
     def writable_maps():
@@ -347,13 +557,12 @@ def _zygote():
         os.environ.clear()
         os.environ.update(saved)
         json.loads(json.dumps({"warm": [1, 2.5, None, True, "x"]}))
-        import random
         random.seed()
 
-    def child(req, fds, populated, ready_minflt):
-        # fds: the event's stdin, stdout, stderr, and hookd's socket (for a setup error).
-        hsock = socket.socket(fileno=fds[3])
-        fds = fds[:3]
+    def child(req, fds, ch, populated, ready_minflt):
+        # fds: the event's stdin, stdout, stderr. ch: the socket to the zygote, which passes
+        # what is sent on it to hookd with the exit status: a setup error (nothing of the
+        # hook ran), or the counters.
         try:
             for i, fd in enumerate(fds):
                 os.dup2(fd, i, inheritable=True)
@@ -370,7 +579,6 @@ def _zygote():
             sys.argv = [req["script"]] + req["args"]
             sys.orig_argv = orig_argv0 + req["options"] + sys.argv
             sys.path[:] = [req["path0"]] + base_path
-            import importlib
             importlib.invalidate_caches()
             sys.stdin = sys.__stdin__ = make_stream(0, False, stdio_model[0], "<stdin>")
             sys.stdout = sys.__stdout__ = make_stream(1, True, stdio_model[1], "<stdout>")
@@ -388,15 +596,14 @@ def _zygote():
             if SourceFileLoader is not None:
                 d["__loader__"] = SourceFileLoader("__main__", path)
             sys.modules["__main__"] = main
-            import random
             random.seed()
-            # For hookd's counters (it has had the pid, so this comes after it): the pages
-            # this child's spare pre-faulted, and its minor faults when it was ready.
-            hsock.send(b'{"id":%d,"populated":%d,"ready_minflt":%d}' % (req["id"], populated, ready_minflt))
-            hsock.close()
+            # For hookd's counters: the pages this child's spare pre-faulted, and its minor
+            # faults when it was ready. The hook never sees this socket.
+            ch.send(b'{"populated":%d,"ready_minflt":%d}' % (populated, ready_minflt))
+            ch.s.close()
         except BaseException as e:  # noqa: BLE001
             try:
-                hsock.send(json.dumps({"id": req["id"], "setup_error": repr(e)}).encode())
+                ch.send(json.dumps({"setup_error": repr(e)}).encode())
             finally:
                 os._exit(127)
         exit_code = 0
@@ -420,13 +627,32 @@ def _zygote():
         os._exit(exit_code)
 
     def _system_exit_code(e):
-        c = e.code
+        """The exit status CPython gives an uncaught SystemExit (_Py_HandleSystemExit): its
+        code attribute (the exception itself if reading it fails); None is 0; an int is
+        read as a C long — out of range is -1 — truncated to a C int and given to exit(),
+        which keeps the low 8 bits; anything else is printed to sys.stderr and is 1."""
+        try:
+            c = e.code
+        except BaseException:  # noqa: BLE001
+            c = e
         if c is None:
             return 0
         if isinstance(c, int):
-            return c & 0xFF if -(2**31) <= c < 2**31 else 255
+            v = int.__index__(c)  # the value itself, as PyLong_AsLong reads an int subclass
+            return v & 0xFF if -(1 << 63) <= v < (1 << 63) else 255
+        err = sys.stderr
         try:
-            sys.stderr.write(str(c) + "\n")
+            if err is None:
+                os.write(2, str(c).encode(errors="backslashreplace"))
+            else:
+                err.write(str(c))
+        except BaseException:  # noqa: BLE001
+            pass
+        try:
+            if err is None:
+                os.write(2, b"\n")
+            else:
+                err.write("\n")
         except BaseException:  # noqa: BLE001
             pass
         return 1
@@ -460,7 +686,6 @@ def _zygote():
                     if exit_code == 0:
                         exit_code = 120
         if exit_code == -2:
-            import signal
             signal.signal(signal.SIGINT, signal.SIG_DFL)
             os.kill(os.getpid(), signal.SIGINT)
             exit_code = 130
@@ -477,6 +702,8 @@ def _zygote():
         req["path0"] = os.path.dirname(os.path.realpath(req["abs"]))
         try:
             _, _, digest = read_script(req["abs"])
+        except SpecialFile as e:
+            return send({"id": rid, "refuse": str(e)})
         except SyntaxError as e:
             return send({"id": rid, "fallback": "does not compile: %s" % e})
         except (OSError, ValueError) as e:
@@ -499,19 +726,13 @@ def _zygote():
         if sp is None:
             return send({"id": rid, "fallback": "fork failed"})
         pid, zs, pfd, clean = sp
+        zs.settimeout(SPARE_TIMEOUT)  # a spare stopped from outside cannot hold the zygote
         try:
             ok = zs.recv(1) == b"S"  # it leads its own session (new_spare); at once for a spare forked earlier
         except OSError:
             ok = False
-        if not ok:  # it died before it got that far: nothing of the event has run
-            zs.close()
-            sel.unregister(pfd)
-            os.close(pfd)
-            try:
-                os.kill(pid, 9)
-            except OSError:
-                pass
-            os.waitpid(pid, 0)
+        if not ok:  # it died (or hangs) before it got that far: nothing of the event has run
+            end_spare(pid, zs, pfd)
             return send({"id": rid, "fallback": "forked child ended before it was ready"})
         learn = ""
         if prefault_on[0] and clean:
@@ -525,26 +746,23 @@ def _zygote():
         msg = json.dumps({"id": rid, "script": req["script"], "args": req["args"], "options": req["options"],
                           "cwd": req["cwd"], "env": req["env"], "abs": req["abs"], "path0": req["path0"],
                           "digest": digest.hex(), "learn": learn}).encode()
-        if len(msg) > MAX_HANDOFF:  # rare: the spare (its byte read) is ended, as if it had died
-            if learner[0] == pid:
-                learner[0] = None
-            zs.close()
-            sel.unregister(pfd)
-            os.close(pfd)
-            os.kill(pid, 9)
-            os.waitpid(pid, 0)
-            return send({"id": rid, "fallback": "event too large to hand to a forked child (%d bytes)" % len(msg)})
-        children[pfd] = (rid, pid)
+        kid = Kid(rid, pid, zs, req.get("kill_group", True) is not False)
+        children[pfd] = kid
+        by_id[rid] = pfd
         sel.modify(pfd, selectors.EVENT_READ, pfd)
         global_peak[0] = max(global_peak[0], len(children))
-        send({"id": rid, "pid": pid})
+        # hookd gets the pid with a pidfd for it: a handle to this very process that stays
+        # valid, and never names another, whoever reaps it.
+        send({"id": rid, "pid": pid}, [pfd])
         # Only now, with hookd knowing the pid, does the child get its event: a zygote that
         # dies before this leaves a spare that sees EOF and runs nothing.
         try:
-            zs.sendmsg([msg], [(socket.SOL_SOCKET, socket.SCM_RIGHTS, array.array("i", list(fds) + [sock.fileno()]))])
+            Chan(zs).send(msg, list(fds))
         except OSError:
-            os.kill(pid, 9)  # it never got its event and runs nothing; hookd sees a hook killed
-        zs.close()
+            # It never got its event (or not all of it) and runs nothing: killed, and hookd is
+            # told so with its exit status, to run the hook cold.
+            kid.setup_error = "the event could not be handed to the forked child"
+            os.kill(pid, 9)
         # Our copies of the event's descriptors go before the next fork: a spare holding the
         # event's stdout would keep hookd from ever seeing it end.
         for fd in fds:
@@ -564,7 +782,7 @@ def _zygote():
         """Forks a spare child; returns (pid, zygote's socket end, pidfd, clean) or None."""
         for s in (sys.stdout, sys.stderr):
             s.flush()
-        zs, cs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+        zs, cs = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
         try:
             pid = os.fork()
         except OSError:
@@ -596,14 +814,21 @@ def _zygote():
         sel.register(pfd, selectors.EVENT_READ, ("spare", pfd))
         return (pid, zs, pfd, clean)
 
+    def end_spare(pid, zs, pfd):
+        """Ends a spare that has no event: it has run nothing of any hook."""
+        zs.close()
+        sel.unregister(pfd)
+        os.close(pfd)
+        try:
+            os.kill(pid, 9)  # our unreaped child: the pid is its own
+        except OSError:
+            pass
+        os.waitpid(pid, 0)
+
     def retire_spares():
-        """Spares forked before the latest pre-imports lack them: end them (EOF)."""
+        """Spares forked before the latest pre-imports lack them: end them."""
         while spares:
-            pid, zs, pfd, _ = spares.pop()
-            zs.close()
-            sel.unregister(pfd)
-            os.close(pfd)
-            os.waitpid(pid, 0)
+            end_spare(*spares.pop()[:3])
 
     def replenish(rehearsal=True):
         while len(spares) < min(MAX_SPARES, global_peak[0]):
@@ -644,21 +869,102 @@ def _zygote():
                     os.waitpid(sp[0], 0)
                     break
             return
-        rid, pid = children.pop(pfd)
+        kid = children.pop(pfd)
+        by_id.pop(kid.rid, None)
         sel.unregister(pfd)
+        # The child has exited and is not reaped: its pid, and so the number of the group it
+        # led, are still its own. Only now is the group killed (what the hook left
+        # running), and only then is the child reaped — hookd never signals that number.
+        if kid.kill_group:
+            try:
+                os.killpg(kid.pid, 9)
+            except OSError:
+                pass
+        _, status, ru = os.wait4(kid.pid, 0)
         os.close(pfd)
-        _, status, ru = os.wait4(pid, 0)
-        if learner[0] == pid:
+        if learner[0] == kid.pid:
             learner[0] = None
-            take_learned(pid)
+            take_learned(kid.pid)
         # minflt and CPU of the child's whole life (spare time included): for hookd's counters.
-        send({"id": rid, "code": os.waitstatus_to_exitcode(status), "minflt": ru.ru_minflt,
-              "cpu_us": int((ru.ru_utime + ru.ru_stime) * 1e6)})
+        out = {"id": kid.rid, "code": os.waitstatus_to_exitcode(status), "minflt": ru.ru_minflt,
+               "cpu_us": int((ru.ru_utime + ru.ru_stime) * 1e6)}
+        # What the child said before its hook's first line (counters, or why it never ran).
+        try:
+            kid.zs.setblocking(False)
+            ch = Chan(kid.zs)
+            f = ch.take()
+            while f is None and ch.fill():
+                f = ch.take()
+            ch.close_fds()
+            if f is not None:
+                said = json.loads(f[0])
+                for k in ("populated", "ready_minflt", "setup_error"):
+                    if k in said:
+                        out[k] = said[k]
+        except (OSError, ValueError):
+            pass
+        kid.zs.close()
+        if kid.setup_error:
+            out["setup_error"] = kid.setup_error
+        send(out)
         # The event is answered; the next spare is forked, and the zygote rehearses, while
         # hookd records and answers it and the next event's client starts. (Forking at
         # hand-off instead, while the hook runs, measured slower back to back here: the fork
         # and the spare's warm-up then compete with the hook itself for the CPU.)
         replenish()
+
+    def handle(msg, fds):
+        req = None
+        try:
+            req = json.loads(msg)
+            op = req.get("op")
+            if op == "run":
+                run(req, fds)
+                if "abs" in req:
+                    last_run[0] = (msg, req)
+            elif op == "hot":
+                # Tests only: a learner's message as raw bytes, checked as one would be;
+                # without one, the list as it is.
+                if "data" in req:
+                    set_hot(bytes.fromhex(req["data"]), None)
+                send({"id": req.get("id"), "hot": [list(r) for r in hot]})
+            elif op == "kill":
+                # hookd's timeout or cancellation, when it cannot signal the group itself
+                # (no pidfd group signals: Linux < 6.9, macOS). The child is ours and not
+                # reaped: its group number is its own. Killed again at its exit.
+                pfd = by_id.get(req.get("id"))
+                if pfd is not None:
+                    kid = children[pfd]
+                    kid.kill_group = True
+                    try:
+                        os.killpg(kid.pid, 9)
+                    except OSError:
+                        pass
+            elif op == "preload":
+                configured = set(req.get("modules", ()))
+                names = list(configured)
+                for p in req.get("scripts", ()):
+                    try:
+                        with open_regular(p) as f:
+                            names += imports_of(f.read(1 << 20), p)
+                    except (OSError, SyntaxError, ValueError):
+                        pass
+                done = preload(names, configured)
+                gc.freeze()  # children's collections then skip (and do not copy) the zygote's objects
+                if done:
+                    retire_spares()
+                    replenish()
+                send({"id": req.get("id"), "preloaded": done})
+            else:
+                send({"id": req.get("id"), "error": "unknown op %r" % op})
+        except Exception as e:  # noqa: BLE001 - one bad request must not end the zygote
+            send({"id": req.get("id") if isinstance(req, dict) else None, "error": repr(e)})
+        finally:
+            for fd in fds:
+                try:
+                    os.close(fd)
+                except OSError:
+                    pass
 
     gc.freeze()
     send({"op": "ready", "pid": os.getpid(), "version": list(sys.version_info[:3]),
@@ -670,56 +976,15 @@ def _zygote():
                 reap(key.data[1] if isinstance(key.data, tuple) else key.data)
                 continue
             try:
-                msg, anc, _, _ = sock.recvmsg(1 << 20, socket.CMSG_SPACE(8 * fdsize))
-            except InterruptedError:
+                if not hookd.fill():
+                    os._exit(0)  # hookd went away: so do we (its group reaper ends the children)
+            except (InterruptedError, BlockingIOError):
                 continue
-            if not msg:
-                os._exit(0)  # hookd went away: so do we (children keep running, as cold ones would)
-            fds = []
-            for level, typ, data in anc:
-                if level == socket.SOL_SOCKET and typ == socket.SCM_RIGHTS:
-                    a = array.array("i")
-                    a.frombytes(data[: len(data) - len(data) % fdsize])
-                    fds += list(a)
-            req = None
-            try:
-                req = json.loads(msg)
-                op = req.get("op")
-                if op == "run":
-                    run(req, fds)
-                    if "abs" in req:
-                        last_run[0] = (msg, req)
-                elif op == "hot":
-                    # Tests only: a learner's message as raw bytes, checked as one would be;
-                    # without one, the list as it is.
-                    if "data" in req:
-                        set_hot(bytes.fromhex(req["data"]), None)
-                    send({"id": req.get("id"), "hot": [list(r) for r in hot]})
-                elif op == "preload":
-                    configured = set(req.get("modules", ()))
-                    names = list(configured)
-                    for p in req.get("scripts", ()):
-                        try:
-                            with open(p, "rb") as f:
-                                names += imports_of(f.read(), p)
-                        except (OSError, SyntaxError, ValueError):
-                            pass
-                    done = preload(names, configured)
-                    gc.freeze()  # children's collections then skip (and do not copy) the zygote's objects
-                    if done:
-                        retire_spares()
-                        replenish()
-                    send({"id": req.get("id"), "preloaded": done})
-                else:
-                    send({"id": req.get("id"), "error": "unknown op %r" % op})
-            except Exception as e:  # noqa: BLE001 - one bad request must not end the zygote
-                send({"id": req.get("id") if isinstance(req, dict) else None, "error": repr(e)})
-            finally:
-                for fd in fds:
-                    try:
-                        os.close(fd)
-                    except OSError:
-                        pass
+            while True:
+                frame = hookd.take()
+                if frame is None:
+                    break
+                handle(*frame)
 
 
 _zygote()

@@ -118,7 +118,7 @@ func tryForked(m *Manager, spec Spec, stdin []byte) (outcome, error) {
 	inR, inW, _ := os.Pipe()
 	outR, outW, _ := os.Pipe()
 	errR, errW, _ := os.Pipe()
-	c, err := m.Start(spec, inR, outW, errW)
+	c, err := m.Start(spec, inR, outW, errW, RunOptions{})
 	inR.Close()
 	outW.Close()
 	errW.Close()
@@ -138,6 +138,7 @@ func tryForked(m *Manager, spec Spec, stdin []byte) (outcome, error) {
 	outR.Close()
 	errR.Close()
 	<-c.Done()
+	c.Close()
 	code, err := c.Result()
 	return outcome{code, string(so), string(se)}, err
 }
@@ -391,7 +392,7 @@ func TestKillMidRunIsLost(t *testing.T) {
 	defer inW.Close()
 	outR, outW, _ := os.Pipe()
 	defer outR.Close()
-	c, err := m.Start(spec, inR, outW, outW)
+	c, err := m.Start(spec, inR, outW, outW, RunOptions{})
 	inR.Close()
 	outW.Close()
 	if err != nil {

@@ -1,0 +1,144 @@
+package osproc
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"syscall"
+
+	"golang.org/x/sys/unix"
+)
+
+// WaitExited blocks until pid, a child of the caller, has exited, without reaping it
+// (waitid WNOWAIT).
+func WaitExited(pid int) error {
+	for {
+		var info unix.Siginfo
+		err := unix.Waitid(unix.P_PID, pid, &info, unix.WEXITED|unix.WNOWAIT, nil)
+		if !errors.Is(err, syscall.EINTR) {
+			return err
+		}
+	}
+}
+
+// StartTime is when pid started, in clock ticks since boot (field 22 of /proc/PID/stat):
+// with BootID, an identity a recycled pid cannot take over unless it is reused within the
+// same tick.
+func StartTime(pid int) (uint64, error) {
+	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
+	if err != nil {
+		return 0, err
+	}
+	s := string(b)
+	i := strings.LastIndexByte(s, ')') // comm may contain spaces and parentheses
+	if i < 0 {
+		return 0, fmt.Errorf("malformed /proc/%d/stat", pid)
+	}
+	f := strings.Fields(s[i+1:]) // f[0] is field 3 (state)
+	if len(f) < 20 {
+		return 0, fmt.Errorf("malformed /proc/%d/stat", pid)
+	}
+	return strconv.ParseUint(f[19], 10, 64)
+}
+
+// BootID identifies this boot of the machine (/proc/sys/kernel/random/boot_id).
+var BootID = sync.OnceValue(func() string {
+	b, err := os.ReadFile("/proc/sys/kernel/random/boot_id")
+	if err != nil {
+		return ""
+	}
+	return strings.TrimSpace(string(b))
+})
+
+// Handle is a pidfd: a reference to one process that the kernel keeps valid after the
+// process exits and is reaped, and never lets refer to another. The zero value is no
+// handle (use NoHandle).
+type Handle struct{ fd int }
+
+// NoHandle is the empty Handle.
+var NoHandle = Handle{fd: -1}
+
+// OpenHandle opens a pidfd for pid. The caller must know that pid is the process it means
+// at this moment (its unreaped child, or a process whose start time it then checks).
+func OpenHandle(pid int) (Handle, error) {
+	fd, err := unix.PidfdOpen(pid, 0)
+	if err != nil {
+		return NoHandle, err
+	}
+	syscall.CloseOnExec(fd)
+	return Handle{fd: fd}, nil
+}
+
+// HandleFromFD adopts fd, a pidfd received from another process (SCM_RIGHTS).
+func HandleFromFD(fd int) Handle {
+	syscall.CloseOnExec(fd)
+	return Handle{fd: fd}
+}
+
+// Valid reports whether h holds a pidfd.
+func (h Handle) Valid() bool { return h.fd >= 0 }
+
+// Close releases the pidfd.
+func (h Handle) Close() {
+	if h.fd >= 0 {
+		_ = syscall.Close(h.fd)
+	}
+}
+
+// Alive reports whether the process has not been reaped (signal 0 through a pidfd
+// succeeds for a zombie too): while it holds, its pid is its own.
+func (h Handle) Alive() bool {
+	return h.fd >= 0 && unix.PidfdSendSignal(h.fd, 0, nil, 0) == nil
+}
+
+// Kill sends SIGKILL to the process itself (not its group).
+func (h Handle) Kill() error {
+	if h.fd < 0 {
+		return ErrUnsupported
+	}
+	return unix.PidfdSendSignal(h.fd, unix.SIGKILL, nil, 0)
+}
+
+// KillGroup sends SIGKILL to the process group the handle's process led, as the kernel's
+// object for it: its members, even once the leader is reaped, and never a later group that
+// took the same number. ErrUnsupported on kernels before 6.9 (and without a handle);
+// ESRCH when the group has no member left.
+func (h Handle) KillGroup() error {
+	if h.fd < 0 || !GroupSignals() {
+		return ErrUnsupported
+	}
+	return unix.PidfdSendSignal(h.fd, unix.SIGKILL, nil, unix.PIDFD_SIGNAL_PROCESS_GROUP)
+}
+
+var noGroupSignals atomic.Bool // tests: behave as a kernel before 6.9
+
+// GroupSignals reports whether the kernel signals a process group through a pidfd
+// (PIDFD_SIGNAL_PROCESS_GROUP, Linux 6.9).
+func GroupSignals() bool { return !noGroupSignals.Load() && groupSignals() }
+
+var groupSignals = sync.OnceValue(func() bool {
+	fd, err := unix.PidfdOpen(os.Getpid(), 0)
+	if err != nil {
+		return false
+	}
+	defer syscall.Close(fd)
+	// Signal 0 to the group our pid names (ESRCH unless we lead one): EINVAL from a
+	// kernel that does not know the flag.
+	return !errors.Is(unix.PidfdSendSignal(fd, 0, nil, unix.PIDFD_SIGNAL_PROCESS_GROUP), syscall.EINVAL)
+})
+
+// SimulateOldKernel makes GroupSignals report false until the returned function is
+// called: tests run the paths a kernel before 6.9 takes.
+func SimulateOldKernel() (restore func()) {
+	noGroupSignals.Store(true)
+	return func() { noGroupSignals.Store(false) }
+}
+
+// Socketpair returns a close-on-exec AF_UNIX stream socket pair.
+func Socketpair() ([2]int, error) {
+	return syscall.Socketpair(syscall.AF_UNIX, syscall.SOCK_STREAM|syscall.SOCK_CLOEXEC, 0)
+}

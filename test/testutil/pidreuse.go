@@ -1,0 +1,68 @@
+package testutil
+
+import (
+	"errors"
+	"os"
+	"os/exec"
+	"strconv"
+	"sync"
+	"syscall"
+	"testing"
+)
+
+var nsLastPid sync.Mutex
+
+// CanReusePids reports whether StartWithPid can work here: writing the kernel's last
+// allocated pid (/proc/sys/kernel/ns_last_pid) needs CAP_SYS_ADMIN in the pid namespace,
+// i.e. root in CI. The reason is returned when it cannot.
+func CanReusePids() (bool, string) {
+	f, err := os.OpenFile("/proc/sys/kernel/ns_last_pid", os.O_WRONLY, 0)
+	if err != nil {
+		return false, "forcing a pid to be reused needs root (writing /proc/sys/kernel/ns_last_pid: " + err.Error() + ")"
+	}
+	f.Close()
+	return true, ""
+}
+
+// StartWithPid starts the command mk returns as a pid-reusing neighbour would: with the
+// pid pid, which must be free (its process reaped, and no process group or session left
+// with that number). It sets the kernel's last allocated pid to pid-1 and starts the
+// command; another process on the machine may take the pid first, so it retries. The
+// test fails if the pid cannot be had (it is still in use), and is skipped, saying why,
+// where pids cannot be forced (not root). The command is killed at the end of the test.
+func StartWithPid(t testing.TB, pid int, mk func() *exec.Cmd) *exec.Cmd {
+	t.Helper()
+	if ok, why := CanReusePids(); !ok {
+		t.Skip(why)
+	}
+	nsLastPid.Lock()
+	defer nsLastPid.Unlock()
+	for try := 0; try < 200; try++ {
+		if err := os.WriteFile("/proc/sys/kernel/ns_last_pid", []byte(strconv.Itoa(pid-1)), 0); err != nil {
+			t.Fatalf("writing ns_last_pid: %v", err)
+		}
+		cmd := mk()
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		if cmd.Process.Pid == pid {
+			t.Cleanup(func() {
+				if cmd.ProcessState == nil {
+					_ = cmd.Process.Kill()
+					_ = cmd.Wait()
+				}
+			})
+			return cmd
+		}
+		_ = cmd.Process.Kill()
+		_ = cmd.Wait()
+		if err := syscall.Kill(pid, 0); err == nil || !errors.Is(err, syscall.ESRCH) {
+			// Something else holds the pid now (or never let go of it): no retry helps.
+			if try > 20 {
+				t.Fatalf("pid %d is in use; cannot start a neighbour with it", pid)
+			}
+		}
+	}
+	t.Fatalf("could not start a process with pid %d (another process took it first 200 times)", pid)
+	return nil
+}
