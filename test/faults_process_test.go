@@ -6,12 +6,15 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
 	"syscall"
 	"testing"
 	"time"
+
+	"golang.org/x/sys/unix"
 
 	"github.com/hookd/hookd/daemon/runner"
 	"github.com/hookd/hookd/protocol"
@@ -179,8 +182,13 @@ func TestFaultProcessHooksReapedByTheNextDaemon(t *testing.T) {
 	// The reaper keeps up asynchronously (it may still be starting): wait until its
 	// record lists the hook's group, as it will a few milliseconds after any hook starts.
 	Eventually(t, 20*time.Second, "the reaper's record to list the hook's group", func() bool {
-		b, _ := os.ReadFile(filepath.Join(e.State, "hook-groups."+strconv.Itoa(reaper)))
-		return strings.Contains(string(b), "+")
+		recs, _ := filepath.Glob(filepath.Join(e.State, "hook-groups."+strconv.Itoa(reaper)+".*"))
+		for _, r := range recs {
+			if b, _ := os.ReadFile(r); strings.Contains(string(b), "+") {
+				return true
+			}
+		}
+		return false
 	})
 	if reaper <= 0 {
 		t.Fatal("no reaper")
@@ -198,4 +206,83 @@ func TestFaultProcessHooksReapedByTheNextDaemon(t *testing.T) {
 	e.Start()
 	Eventually(t, 20*time.Second, "the next daemon to kill the hook's orphaned group", func() bool { return len(marked(t, mark)) == 0 })
 	t.Logf("faults_process: daemon and reaper both SIGKILLed: %d of the hook's processes survived them; the next hookd serve killed all of them", orphans)
+}
+
+// Issue 28, item 1 (b): daemon and reaper both SIGKILLed; the hook's process then ends
+// and is reaped (by the service manager or init — this test process stands in as the
+// child subreaper), and a pid-reusing neighbour starts a process group with its number.
+// The old replay killed every recorded group with a member "started no earlier than the
+// leader" — a recycled pid always did — and so killed the neighbour. Now a group is
+// killed only while its recorded leader runs with the recorded start time in the same
+// boot; otherwise nothing is done.
+func TestFaultProcessReplaySparesAPidReusingNeighbour(t *testing.T) {
+	if ok, why := testutil.CanReusePids(); !ok {
+		t.Skip(why)
+	}
+	e := NewEnv(t)
+	if err := unix.Prctl(unix.PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0); err != nil {
+		t.Fatal(err)
+	}
+	gate := filepath.Join(e.Root, "gate")
+	if err := syscall.Mkfifo(gate, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	pidFile := filepath.Join(e.Root, "pid")
+	e.WriteSettings("project", preToolUse(cmdHook("echo $$ > "+pidFile+"; read x < "+gate)))
+	e.Start()
+	reaper := reaperOf(t, e.daemon.Process.Pid)
+	c, err := protocol.Dial(context.Background(), e.Socket)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	go c.Do(context.Background(), &protocol.Request{Event: json.RawMessage(bashPayload(e, "ls")), ProjectDir: e.Project, Env: e.BaseEnv()}, nil)
+	var pid int
+	Eventually(t, 20*time.Second, "the hook to start", func() bool {
+		b, _ := os.ReadFile(pidFile)
+		pid, _ = strconv.Atoi(strings.TrimSpace(string(b)))
+		return pid > 0
+	})
+	Eventually(t, 20*time.Second, "the reaper's record to list the hook's group", func() bool {
+		recs, _ := filepath.Glob(filepath.Join(e.State, "hook-groups.*"))
+		for _, r := range recs {
+			if b, _ := os.ReadFile(r); strings.Contains(string(b), "+"+strconv.Itoa(pid)) {
+				return true
+			}
+		}
+		return false
+	})
+	syscall.Kill(reaper, syscall.SIGKILL)
+	Eventually(t, 10*time.Second, "the reaper to die", func() bool { return testutil.ProcessGone(reaper) })
+	e.daemon.Process.Signal(syscall.SIGKILL)
+	<-e.exited
+	// The hook, orphaned (this process is its subreaper now), ends; reap it as init would.
+	w, err := os.OpenFile(gate, os.O_WRONLY|syscall.O_NONBLOCK, 0) // ENXIO if the hook already died
+	if err == nil {
+		w.Close()
+	}
+	var ws syscall.WaitStatus
+	if _, err := syscall.Wait4(pid, &ws, 0, nil); err != nil {
+		t.Fatalf("reaping the orphaned hook %d: %v", pid, err)
+	}
+	unix.Prctl(unix.PR_SET_CHILD_SUBREAPER, 0, 0, 0, 0)
+	neighbour := testutil.StartWithPid(t, pid, func() *exec.Cmd {
+		n := exec.Command("sleep", "300")
+		n.SysProcAttr = &syscall.SysProcAttr{Setsid: true} // leads a group numbered pid
+		return n
+	})
+	e.Start()
+	Eventually(t, 20*time.Second, "the next daemon to replay the record", func() bool {
+		recs, _ := filepath.Glob(filepath.Join(e.State, "hook-groups.*"))
+		for _, r := range recs {
+			if b, _ := os.ReadFile(r); strings.Contains(string(b), "+"+strconv.Itoa(pid)) {
+				return false
+			}
+		}
+		return true
+	})
+	if testutil.ProcessGone(neighbour.Process.Pid) {
+		t.Fatalf("the next daemon killed a neighbour that reused the recorded hook's pid %d", pid)
+	}
+	t.Logf("faults_process: daemon and reaper SIGKILLed, the hook (pid %d) ended and its pid went to a neighbour's new group: the next hookd serve left it alone", pid)
 }
