@@ -340,7 +340,7 @@ func ReapRecorded(stateDir string, logf func(string, ...any)) int {
 		if !hasStart {
 			// A record of an older hookd (no start time, no boot): it cannot prove
 			// anything. Removed once its reaper's pid is free.
-			if _, err := osproc.StartTime(pid); err != nil {
+			if st, err := osproc.StartTime(pid); err != nil || !osproc.Running(pid, st) {
 				os.Remove(path)
 			}
 			continue
@@ -349,7 +349,7 @@ func ReapRecorded(stateDir string, logf func(string, ...any)) int {
 		if err != nil {
 			continue // a compaction's .tmp
 		}
-		if st, err := osproc.StartTime(pid); err == nil && st == start {
+		if osproc.Running(pid, start) {
 			continue // its reaper lives (another daemon's, or one still doing its work)
 		}
 		b, err := os.ReadFile(path)

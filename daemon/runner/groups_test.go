@@ -222,9 +222,16 @@ func TestReapRecordedAfterTheReaperDied(t *testing.T) {
 	if _, err := os.Stat(other); !os.IsNotExist(err) {
 		t.Fatal("another boot's record was not removed")
 	}
-	// The same record under a reaper that is gone (its start time differs): the daemon
-	// that starts next reaps it.
-	orphan := filepath.Join(dir, recordPrefix+strconv.Itoa(fake.Process.Pid)+".1")
+	// The same record under a reaper that is gone: its start time differs, or it is a
+	// zombie nobody reaped (orphans of a SIGKILLed daemon may stay one). The daemon that
+	// starts next reaps it.
+	zombie := exec.Command("true")
+	if err := zombie.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { zombie.Wait() })
+	testutil.WaitFor(t, 10*time.Second, "the fake reaper to become a zombie", func() bool { return isZombie(zombie.Process.Pid) })
+	orphan := recordName(t, dir, zombie.Process.Pid)
 	if err := os.Rename(alive, orphan); err != nil {
 		t.Fatal(err)
 	}

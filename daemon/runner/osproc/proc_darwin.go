@@ -59,6 +59,17 @@ func StartTime(pid int) (uint64, error) {
 	return uint64(t.Sec)*1e6 + uint64(t.Usec), nil
 }
 
+// Running reports whether pid is the process that started at start and has not exited
+// (a zombie, p_stat SZOMB, has exited).
+func Running(pid int, start uint64) bool {
+	kp, err := unix.SysctlKinfoProc("kern.proc.pid", pid)
+	if err != nil || kp.Proc.P_pid != int32(pid) || kp.Proc.P_stat == 5 /* SZOMB */ {
+		return false
+	}
+	t := kp.Proc.P_starttime
+	return uint64(t.Sec)*1e6+uint64(t.Usec) == start
+}
+
 // BootID identifies this boot of the machine (sysctl kern.bootsessionuuid).
 var BootID = sync.OnceValue(func() string {
 	s, err := unix.Sysctl("kern.bootsessionuuid")

@@ -27,22 +27,36 @@ func WaitExited(pid int) error {
 
 // StartTime is when pid started, in clock ticks since boot (field 22 of /proc/PID/stat):
 // with BootID, an identity a recycled pid cannot take over unless it is reused within the
-// same tick.
+// same tick. A zombie has one too.
 func StartTime(pid int) (uint64, error) {
+	start, _, err := stat(pid)
+	return start, err
+}
+
+// Running reports whether pid is the process that started at start and has not exited
+// (a zombie has exited).
+func Running(pid int, start uint64) bool {
+	st, state, err := stat(pid)
+	return err == nil && st == start && state != "Z"
+}
+
+// stat reads a process's start time and state from /proc/PID/stat.
+func stat(pid int) (start uint64, state string, err error) {
 	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
 	if err != nil {
-		return 0, err
+		return 0, "", err
 	}
 	s := string(b)
 	i := strings.LastIndexByte(s, ')') // comm may contain spaces and parentheses
 	if i < 0 {
-		return 0, fmt.Errorf("malformed /proc/%d/stat", pid)
+		return 0, "", fmt.Errorf("malformed /proc/%d/stat", pid)
 	}
 	f := strings.Fields(s[i+1:]) // f[0] is field 3 (state)
 	if len(f) < 20 {
-		return 0, fmt.Errorf("malformed /proc/%d/stat", pid)
+		return 0, "", fmt.Errorf("malformed /proc/%d/stat", pid)
 	}
-	return strconv.ParseUint(f[19], 10, 64)
+	start, err = strconv.ParseUint(f[19], 10, 64)
+	return start, f[0], err
 }
 
 // BootID identifies this boot of the machine (/proc/sys/kernel/random/boot_id).
