@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 
 	"github.com/urfave/cli/v2"
@@ -44,11 +45,11 @@ hooks: user, and the project's settings.json and settings.local.json.
 allowManagedHooksOnly and a hookc forwarder for every event; no other file is touched.
 Claude Code then runs only managed hooks, and hookd runs the user, project and local hooks
 from their own files. The drop-in is a plain file an MDM can deliver. See docs/fleet.md.`,
-			Flags: append(scopeFlags(),
+			Flags: append(append(scopeFlags(),
 				&cli.StringFlag{Name: "hookc", Usage: "forwarder `PATH` written into the hook (default: the hookc next to this hookd)"},
 				&cli.StringFlag{Name: "transport", Value: install.TransportHookc, Usage: "how Claude Code reaches hookd: hookc (command hooks over the Unix socket), or http (Claude Code's http hooks post the frequent events to hookd on 127.0.0.1, the rest stay on hookc; user and local scopes; see docs/http-forwarder.md)"},
 				&cli.IntFlag{Name: "http-port", Usage: "with --transport http: the loopback `PORT` hookd serves http on (default: the one already chosen, else 21000 + uid mod 10000)"},
-			),
+			), formFlags()...),
 			Action: claudeCodeAction(false),
 		}, "managed-dir", "user-dir", "state-dir")}, harnessInstallCommands(false)...),
 	}
@@ -209,6 +210,15 @@ func shellQuote(s string) string {
 // next to this hookd by default, an absolute path for a relative one (a relative path
 // would depend on the directory the harness runs in), shell-quoted.
 func forwarderFlag(c *cli.Context) (string, error) {
+	fwd, err := forwarderPath(c)
+	if err != nil {
+		return "", err
+	}
+	return shellQuote(fwd), nil
+}
+
+// forwarderPath is the --hookc flag unquoted: the exec form's "command".
+func forwarderPath(c *cli.Context) (string, error) {
 	fwd := c.String("hookc")
 	var err error
 	if fwd == "" {
@@ -216,10 +226,7 @@ func forwarderFlag(c *cli.Context) (string, error) {
 	} else if strings.Contains(fwd, "/") {
 		fwd, err = filepath.Abs(fwd)
 	}
-	if err != nil {
-		return "", err
-	}
-	return shellQuote(fwd), nil
+	return fwd, err
 }
 
 // transportFlag is the endpoint of --transport http (nil for hookc): the one in hookd's
@@ -270,10 +277,23 @@ func claudeCodeAction(uninstall bool) cli.ActionFunc {
 		// Every plan first: a scope that cannot be planned stops the command before
 		// anything is written.
 		plans := make([]*install.Plan, len(scopes))
+		var form formChoice
+		if !uninstall {
+			var err error
+			if form, err = forwarderForm(c); err != nil {
+				return err
+			}
+		}
 		for n, scope := range scopes {
 			o, err := installOptions(c, scope)
 			if err == nil && !uninstall {
-				if o.Forwarder, err = forwarderFlag(c); err == nil {
+				o.Form = form.form
+				if form.form == install.FormExec {
+					o.Forwarder, err = forwarderPath(c)
+				} else {
+					o.Forwarder, err = forwarderFlag(c)
+				}
+				if err == nil {
 					o.HTTP, err = transportFlag(c)
 				}
 			}
@@ -287,6 +307,9 @@ func claudeCodeAction(uninstall bool) cli.ActionFunc {
 			if plans[n], err = plan(o); err != nil {
 				return err
 			}
+		}
+		if form.note != "" && slices.ContainsFunc(plans, (*install.Plan).Changed) {
+			fmt.Fprintln(c.App.Writer, form.note)
 		}
 		for n, p := range plans {
 			if len(scopes) > 1 {

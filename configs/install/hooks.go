@@ -235,13 +235,13 @@ func Forwarding(event string, hooked bool) (forward bool, why string) {
 }
 
 // forwarders builds the forwarding hooks for every event: one matcher group per event
-// (matcher "*" where the event has a matcher field, none otherwise) running cmd, with a
-// timeout covering the slowest moved hook of that event.
+// (matcher "*" where the event has a matcher field, none otherwise) running hookc in
+// fwd's form, with a timeout covering the slowest moved hook of that event.
 //
 // With ep (--transport http), the events of HTTPEvents get an http handler posting to
 // hookd instead (httpHandler), and SessionStart always gets a hookc forwarder: its
 // environment is what the session's http events run with.
-func forwarders(moved hooksValue, cmd string, ep *HTTPEndpoint) hooksValue {
+func forwarders(moved hooksValue, fwd hookcCmd, ep *HTTPEndpoint) hooksValue {
 	slowest := map[string]time.Duration{}
 	explicit := map[string]time.Duration{}
 	fileMatchers := []*string{}
@@ -295,14 +295,13 @@ func forwarders(moved hooksValue, cmd string, ep *HTTPEndpoint) hooksValue {
 			// settings files raises (spec §3.2): a forwarder timeout of its own would
 			// change how long Claude Code waits at exit. Carry over only what the moved
 			// hooks asked for.
-			if d := explicit[name]; d > 0 {
-				handler = handler.Set("command", forwarderWithTimeout(cmd, d))
+			d := explicit[name]
+			handler = fwd.set(handler, d)
+			if d > 0 {
 				handler = append(handler, jsonobj.Member{Key: "timeout", Value: seconds(d)})
-			} else {
-				handler = handler.Set("command", cmd)
 			}
 		default:
-			handler = handler.Set("command", forwarderWithTimeout(cmd, timeout))
+			handler = fwd.set(handler, timeout)
 			handler = append(handler, jsonobj.Member{Key: "timeout", Value: seconds(timeout)})
 		}
 		if ep != nil && HTTPEvents[name] {
@@ -339,7 +338,12 @@ func forwarders(moved hooksValue, cmd string, ep *HTTPEndpoint) hooksValue {
 
 // forwarderWithTimeout is the forwarder command for a handler whose timeout is d.
 func forwarderWithTimeout(cmd string, d time.Duration) string {
-	return cmd + " --timeout " + protocol.FormatSeconds(protocol.ForwarderTimeout(d))
+	return cmd + " --timeout " + hookcTimeout(d)
+}
+
+// hookcTimeout is hookc's --timeout for a forwarder whose handler timeout is d.
+func hookcTimeout(d time.Duration) string {
+	return protocol.FormatSeconds(protocol.ForwarderTimeout(d))
 }
 
 // UnionMatcher is one Claude Code matcher that matches what any of ms matches (nil, "",

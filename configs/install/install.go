@@ -95,6 +95,9 @@ type Meta struct {
 	// (--transport http); empty for hookc. The token is not recorded here: it lives in
 	// hookd's state directory (HTTPEndpointFile) and in the Claude Code file's handlers.
 	Transport string `json:"transport,omitempty"`
+	// Form is FormExec when the forwarders are exec-form command hooks (Forwarder is then
+	// hookc's path as is); empty for the shell form. The daemon's forwarder resync keeps it.
+	Form string `json:"forwarder_form,omitempty"`
 }
 
 func digest(b []byte) string {
@@ -116,8 +119,12 @@ type Options struct {
 	// appears beside a settings file — in a repository, in `git status`. "" means beside
 	// the file.
 	BackupDir string
-	// Forwarder is the command of the forwarding hook (hookc, by absolute path).
+	// Forwarder is the command of the forwarding hook (hookc, by absolute path): for the
+	// shell form shell-quoted where needed, for the exec form the path as is.
 	Forwarder string
+	// Form is FormExec for exec-form forwarders (Claude Code 2.1.139+, see FormFor);
+	// "" or FormShell for the shell form.
+	Form string
 	// HookdVersion is recorded in the hookd-owned file.
 	HookdVersion string
 	// KeepBackups is how many backups per file Apply keeps (the newest; never the one
@@ -494,8 +501,8 @@ func PlanInstall(o Options) (*Plan, error) {
 	if strings.TrimSpace(o.Forwarder) == "" {
 		return nil, errors.New("no forwarder command")
 	}
-	if !settings.IsForwarder(o.Forwarder, nil) {
-		return nil, fmt.Errorf("the forwarder %q does not run a program named hookc; hookd could not tell it from a real hook", o.Forwarder)
+	if err := o.checkForm(); err != nil {
+		return nil, err
 	}
 	if o.HTTP != nil && o.Scope != settings.KindUser && o.Scope != settings.KindLocal {
 		return nil, fmt.Errorf("--transport http is for the user and local scopes only: its handlers carry hookd's token, and %s is shared (a project's settings.json is committed; a managed drop-in is the whole machine's)", o.Scope)
@@ -544,9 +551,9 @@ func PlanInstall(o Options) (*Plan, error) {
 			meta.OriginalHooks, meta.OriginalHadHooks, meta.Version = nil, true, MetaVersion
 		}
 	}
-	meta.Transport = o.transport()
+	meta.Transport, meta.Form = o.transport(), o.form()
 	p.SettingsPrivate = o.HTTP != nil
-	fwd := forwarders(moved, o.Forwarder, o.HTTP)
+	fwd := forwarders(moved, forwarderOf(o.Forwarder, o.Form), o.HTTP)
 	newHooks := withForwarders(kept, fwd)
 
 	// The Claude Code file: only "hooks" changes.
@@ -571,7 +578,7 @@ func PlanInstall(o Options) (*Plan, error) {
 	}
 
 	// hookd's file: rewritten only when its content changes.
-	if hf.meta != nil && len(newlyMoved) == 0 && hf.meta.Forwarder == o.Forwarder && hf.meta.Transport == meta.Transport {
+	if hf.meta != nil && len(newlyMoved) == 0 && hf.meta.Forwarder == o.Forwarder && hf.meta.Transport == meta.Transport && hf.meta.Form == meta.Form {
 		p.HookdAfter = hf.data
 	} else {
 		top := jsonobj.Object{}.Set("hookd", meta).SetRaw("hooks", moved.JSON())
@@ -601,6 +608,9 @@ func PlanInstall(o Options) (*Plan, error) {
 		}
 		if hf.meta.Transport != meta.Transport {
 			p.Summary = append(p.Summary, fmt.Sprintf("transport changed from %s to %s", orHookc(hf.meta.Transport), orHookc(meta.Transport)))
+		}
+		if hf.meta.Form != meta.Form {
+			p.Summary = append(p.Summary, fmt.Sprintf("forwarders changed from the %s form to the %s form", orShell(hf.meta.Form), orShell(meta.Form)))
 		}
 	}
 	if p.Changed() {
@@ -836,7 +846,8 @@ func PlanResync(o Options) (*Plan, error) {
 		ep = o.HTTP
 		p.SettingsPrivate = true
 	}
-	newHooks := withForwarders(withoutForwarders(sf.hooks), forwarders(hf.hooks, hf.meta.Forwarder, ep))
+	fwd := forwarders(hf.hooks, forwarderOf(hf.meta.Forwarder, hf.meta.Form), ep)
+	newHooks := withForwarders(withoutForwarders(sf.hooks), fwd)
 	if sf.hasHooks && equalJSON(newHooks.JSON(), mustRaw(sf.top, "hooks")) {
 		return p, nil
 	}
@@ -845,7 +856,7 @@ func PlanResync(o Options) (*Plan, error) {
 	} else if p.SettingsAfter, err = spliceTopLevel(sf.data, "hooks", newHooks.JSON()); err != nil {
 		return nil, fmt.Errorf("%s: %w", o.Settings, err)
 	}
-	p.Summary = append(p.Summary, fmt.Sprintf("forwarders in %s follow %s: %s", o.Settings, hpath, joinOrNone(eventsOf(forwarders(hf.hooks, hf.meta.Forwarder, ep)))))
+	p.Summary = append(p.Summary, fmt.Sprintf("forwarders in %s follow %s: %s", o.Settings, hpath, joinOrNone(eventsOf(fwd))))
 	return p, nil
 }
 

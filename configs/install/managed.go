@@ -47,8 +47,8 @@ func ManagedForwarding(event string) (bool, string) {
 	return true, ""
 }
 
-// managedDropIn is the drop-in's content for forwarder cmd.
-func managedDropIn(cmd string) []byte {
+// managedDropIn is the drop-in's content for forwarder fwd.
+func managedDropIn(fwd hookcCmd) []byte {
 	// One placeholder command hook per forwarded event, with no matcher and no timeout,
 	// through the same forwarders() the other scopes use: matcher "*" where the event has
 	// a matcher field, the default forwarder timeout, SessionEnd's shared budget left alone.
@@ -60,7 +60,7 @@ func managedDropIn(cmd string) []byte {
 			all = append(all, jsonobj.Member{Key: name, Value: array([]json.RawMessage{group.JSON()})})
 		}
 	}
-	top := jsonobj.Object{}.SetRaw("allowManagedHooksOnly", json.RawMessage("true")).SetRaw("hooks", forwarders(all, cmd, nil).JSON())
+	top := jsonobj.Object{}.SetRaw("allowManagedHooksOnly", json.RawMessage("true")).SetRaw("hooks", forwarders(all, fwd, nil).JSON())
 	return append(indent(top.JSON(), "", "  "), '\n')
 }
 
@@ -97,7 +97,7 @@ func planInstallManaged(o Options) (*Plan, error) {
 	if before != nil && !isOurDropIn(before) {
 		return nil, fmt.Errorf("%s exists and holds more than hookd's forwarders; hookd will not overwrite a managed policy file (remove it, or install hookd's drop-in under another managed dir)", o.Settings)
 	}
-	after := managedDropIn(o.Forwarder)
+	after := managedDropIn(forwarderOf(o.Forwarder, o.Form))
 	p := &Plan{Settings: o.Settings, SettingsBefore: before, SettingsAfter: after, Backups: map[string]string{}}
 	if before != nil && bytes.Equal(before, after) {
 		p.Summary = append(p.Summary, fmt.Sprintf("already installed: %s forwards every event to hookd (%s)", o.Settings, o.Forwarder))

@@ -82,6 +82,9 @@ type hook struct {
 	Command string
 	// OnFailure is the handler's "onFailure" ("" = absent).
 	OnFailure string
+	// Args, when non-nil, makes the handler exec form: "args" (the script, or Command,
+	// is then "command", run without a shell).
+	Args []string
 }
 
 type scenario struct {
@@ -173,6 +176,9 @@ func (w *world) handlerJSON(t *testing.T, h hook) map[string]any {
 	}
 	if h.OnFailure != "" {
 		m["onFailure"] = h.OnFailure
+	}
+	if h.Args != nil {
+		m["args"] = h.Args
 	}
 	return m
 }
@@ -285,32 +291,41 @@ func runClaude(t *testing.T, sc *scenario, mode string) *obs {
 	}
 
 	env := claudeEnv(w, mode)
-	if mode != "native" { // "hookd"; "http" and "http-stopped" (http_e2e_test.go)
+	if mode != "native" { // "hookd", "exec" (execform_e2e_test.go); "http" and "http-stopped" (http_e2e_test.go)
 		// The forwarder Claude Code runs: a witness named hookc that records each event
 		// (and a digest of its payload, to prove no firing reached hookd twice) and then
-		// runs the real hookc.
+		// runs the real hookc. It also notes which program started it (Claude Code
+		// itself in the exec form, a shell in the shell form). It is Perl, not a shell
+		// script: a shell would add PWD to the environment hookc sends, which an
+		// exec-form forwarder's hookc never has.
 		witness := w.path("bin", "hookc")
-		w.Write(t, witness, fmt.Sprintf(`#!/bin/sh
-f=$(mktemp)
-cat > "$f"
-ev=$(sed -n 's/.*"hook_event_name" *: *"\([A-Za-z]*\)".*/\1/p' "$f" | head -n 1)
-sum=$(md5sum < "$f" | cut -c1-32)
-echo "$ev $sum" >> %s
-cp "$f" %s/"$ev-$sum.json"
-%s < "$f"
-rc=$?
-rm -f "$f"
-exit $rc
-`, w.path("counts", "_hookc"), w.path("payloads"), bin.hookc), 0o755)
+		q := func(s string) string { return "'" + strings.ReplaceAll(s, "'", `\'`) + "'" }
+		w.Write(t, witness, fmt.Sprintf(`#!/usr/bin/perl
+open my $p, ">>", %s or die "witness: $!"; print $p readlink("/proc/" . getppid() . "/exe") . "\n"; close $p;
+binmode STDIN; local $/; my $in = <STDIN>; $in = "" unless defined $in;
+my $tmp = %s . "/.in.$$";
+open my $t, ">", $tmp or die "witness: $!"; binmode $t; print $t $in; close $t;
+my $ev = ""; for (split /\n/, $in) { if (/.*"hook_event_name" *: *"([A-Za-z]*)"/) { $ev = $1; last } }
+open my $m, "-|", "md5sum", $tmp or die "witness: $!"; my $sum = substr(scalar(<$m>), 0, 32); close $m;
+open my $c, ">>", %s or die "witness: $!"; print $c "$ev $sum\n"; close $c;
+open my $o, ">", %s . "/$ev-$sum.json" or die "witness: $!"; binmode $o; print $o $in; close $o;
+open STDIN, "<", $tmp or die "witness: $!"; unlink $tmp;
+exec %s or die "witness: exec hookc: $!";
+`, q(w.path("hookc-parents")), q(w.path("payloads")), q(w.path("counts", "_hookc")), q(w.path("payloads")), q(bin.hookc)), 0o755)
 		for _, scope := range []string{"user", "project", "local"} {
 			if byScope[scope] == nil {
 				continue
 			}
 			args := []string{"install", "claude-code", "--scope", scope, "--project", w.Proj, "--hookc", witness}
-			if mode != "hookd" {
+			switch mode {
+			case "hookd":
+				args = append(args, "--forwarder-form", "shell")
+			case "exec": // the form `auto` picks from the real binary's --version
+				args = append(args, "--claude", bin.claude)
+			default:
 				args = append(args, "--state-dir", w.path("state"), "--transport", "http", "--http-port", freePort(t))
 			}
-			hookdCmd(t, w, env, args...)
+			w.Write(t, w.path("install-"+scope+".txt"), hookdCmd(t, w, env, args...), 0o644)
 		}
 		if !sc.NoDaemon && mode != "http-stopped" {
 			startDaemon(t, w, env)
