@@ -24,7 +24,9 @@ func TestFaultForwarderTimeout(t *testing.T) {
 			map[string]any{"type": "command", "command": "sleep 600", "timeout": 100}}}},
 	}})
 	e.WriteSettings("project", string(settings))
-	if r := e.Hookd("", "install", "claude-code", "--scope", "project", "--project", e.Project, "--hookc", bins.hookc); r.Code != 0 {
+	// The shell form (a command line with hookc's --timeout in it), whatever claude is on
+	// PATH; the exec form's args are configs/install's TestExecFormForwarders.
+	if r := e.Hookd("", "install", "claude-code", "--scope", "project", "--project", e.Project, "--hookc", bins.hookc, "--forwarder-form", "shell"); r.Code != 0 {
 		t.Fatalf("install: %d %s %s", r.Code, r.Stdout, r.Stderr)
 	}
 	var installed struct {

@@ -47,7 +47,7 @@ Claude Code then runs only managed hooks, and hookd runs the user, project and l
 from their own files. The drop-in is a plain file an MDM can deliver. See docs/fleet.md.`,
 			Flags: append(append(scopeFlags(),
 				&cli.StringFlag{Name: "hookc", Usage: "forwarder `PATH` written into the hook (default: the hookc next to this hookd)"},
-				&cli.StringFlag{Name: "transport", Value: install.TransportHookc, Usage: "how Claude Code reaches hookd: hookc (command hooks over the Unix socket), or http (Claude Code's http hooks post the frequent events to hookd on 127.0.0.1, the rest stay on hookc; user and local scopes; see docs/http-forwarder.md)"},
+				&cli.StringFlag{Name: "transport", Value: TransportAuto, Usage: "how Claude Code reaches hookd: hookc (command hooks over the Unix socket), http (Claude Code's http hooks post the frequent events to hookd on 127.0.0.1, the rest stay on hookc; user and local scopes; see docs/http-forwarder.md), or auto: http when hookd runs as the socket-activated service holding the http port (user and local scopes), else hookc"},
 				&cli.IntFlag{Name: "http-port", Usage: "with --transport http: the loopback `PORT` hookd serves http on (default: the one already chosen, else 21000 + uid mod 10000)"},
 			), formFlags()...),
 			Action: claudeCodeAction(false),
@@ -232,8 +232,15 @@ func forwarderPath(c *cli.Context) (string, error) {
 // transportFlag is the endpoint of --transport http (nil for hookc): the one in hookd's
 // state directory, created there (0600, a new token) unless --dry-run, which writes
 // nothing and shows a token that is not kept.
-func transportFlag(c *cli.Context) (*install.HTTPEndpoint, error) {
-	switch c.String("transport") {
+func transportFlag(c *cli.Context, scope settings.Kind) (*install.HTTPEndpoint, error) {
+	transport := c.String("transport")
+	if transport == TransportAuto {
+		var why string
+		if transport, why = autoTransport(c, scope); why != "" {
+			fmt.Fprintln(c.App.Writer, why)
+		}
+	}
+	switch transport {
 	case install.TransportHookc, "":
 		if c.IsSet("http-port") {
 			return nil, errors.New("--http-port needs --transport http")
@@ -241,7 +248,7 @@ func transportFlag(c *cli.Context) (*install.HTTPEndpoint, error) {
 		return nil, nil
 	case install.TransportHTTP:
 	default:
-		return nil, fmt.Errorf("--transport %q: hookc or http", c.String("transport"))
+		return nil, fmt.Errorf("--transport %q: auto, hookc or http", c.String("transport"))
 	}
 	port := c.Int("http-port")
 	if port < 0 || port > 65535 {
@@ -294,7 +301,7 @@ func claudeCodeAction(uninstall bool) cli.ActionFunc {
 					o.Forwarder, err = forwarderFlag(c)
 				}
 				if err == nil {
-					o.HTTP, err = transportFlag(c)
+					o.HTTP, err = transportFlag(c, o.Scope)
 				}
 			}
 			if err != nil {

@@ -1,12 +1,10 @@
 package main
 
 import (
-	"context"
 	"fmt"
 	"os/exec"
 	"path/filepath"
-	"strings"
-	"time"
+	"regexp"
 
 	"github.com/urfave/cli/v2"
 
@@ -20,10 +18,6 @@ func formFlags() []cli.Flag {
 		&cli.StringFlag{Name: "claude", Usage: "with --forwarder-form auto: the Claude Code `PATH` whose version decides (default: claude on PATH)"},
 	}
 }
-
-// claudeVersionTimeout bounds `claude --version` (a cold start of Claude Code takes a
-// second or two on a slow machine).
-const claudeVersionTimeout = 30 * time.Second
 
 // formChoice is the forwarder form for this install and the line that says why.
 type formChoice struct{ form, note string }
@@ -48,19 +42,25 @@ func forwarderForm(c *cli.Context) (formChoice, error) {
 	} else if abs, err := filepath.Abs(bin); err == nil {
 		bin = abs
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), claudeVersionTimeout)
-	defer cancel()
-	out, err := exec.CommandContext(ctx, bin, "--version").Output()
+	v, err := claudeVersion(bin)
 	if err != nil {
 		return formChoice{install.FormShell, fmt.Sprintf("forwarders in the shell form: `%s --version` failed (%v); --forwarder-form exec for Claude Code %s and later", bin, err, install.ExecFormSince)}, nil
 	}
-	form, why := install.FormFor(string(out))
-	return formChoice{form, fmt.Sprintf("forwarders in the %s form: %s (`%s --version`: %s)", form, why, bin, strings.TrimSpace(firstLine(string(out))))}, nil
+	form, why := formFor(v)
+	return formChoice{form, fmt.Sprintf("forwarders in the %s form: %s (`%s --version`)", form, why, bin)}, nil
 }
 
-func firstLine(s string) string {
-	if i := strings.IndexByte(s, '\n'); i >= 0 {
-		return s[:i]
+var versionRE = regexp.MustCompile(`^\d+\.\d+\.\d+$`)
+
+// formFor is the forwarder form for a Claude Code version as claudeVersion reads it
+// ("2.1.332"), and why. Anything that is not a version gets the shell form, which every
+// version runs.
+func formFor(v string) (form, why string) {
+	switch {
+	case !versionRE.MatchString(v):
+		return install.FormShell, fmt.Sprintf("Claude Code's version is unknown (%q)", v)
+	case compareVersions(v, install.ExecFormSince) < 0:
+		return install.FormShell, fmt.Sprintf("Claude Code %s predates the exec form (%s)", v, install.ExecFormSince)
 	}
-	return s
+	return install.FormExec, fmt.Sprintf("Claude Code %s has the exec form (%s and later)", v, install.ExecFormSince)
 }

@@ -131,6 +131,17 @@ func setupDo(c *cli.Context, harness string) error {
 	// 1. The forwarders (first: the service carries the http port when there is one).
 	fmt.Fprintf(w, "== %s: forward its hooks to hookd\n", harness)
 	args := append([]string{"install"}, installArgs(harness)...)
+	if harness == "claude-code" {
+		// Under a service manager, the http transport for the events where nothing is
+		// lost by it (docs/http-forwarder.md): the service's socket holds the port, so a
+		// stopped hookd is started again by the next event instead of the event being
+		// refused. Without one, hookc: its fallback runs the hooks while no hookd runs.
+		transport := install.TransportHookc
+		if available {
+			transport = install.TransportHTTP
+		}
+		args = append(args, "--transport", transport)
+	}
 	if dry {
 		args = append(args, "--dry-run")
 	}

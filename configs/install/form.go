@@ -2,16 +2,14 @@ package install
 
 import (
 	"fmt"
-	"regexp"
-	"strconv"
-	"strings"
 	"time"
 
 	"github.com/hookd/hookd/configs/settings"
 	"github.com/hookd/hookd/events/jsonobj"
 )
 
-// Forwarder forms: how Claude Code starts hookc for an event.
+// Forwarder forms: how Claude Code starts hookc for an event. `hookd install claude-code
+// --forwarder-form auto` picks one from `claude --version` (cmd/hookd).
 const (
 	// FormShell is a shell-form command hook, "command": "<hookc> --timeout 620s": Claude
 	// Code runs it as `/bin/sh -c <command>` (Git Bash on Windows), so every event starts a
@@ -29,42 +27,6 @@ const (
 // an exec-form forwarder read by an older Claude Code still runs hookc (without its
 // --timeout), never nothing.
 const ExecFormSince = "2.1.139"
-
-// FormFor is the forwarder form for a Claude Code version as `claude --version` prints it
-// ("2.1.332 (Claude Code)"), and why. An unknown or unreadable version gets the shell
-// form, which every version runs.
-func FormFor(version string) (form, why string) {
-	v, ok := ParseClaudeVersion(version)
-	switch {
-	case !ok:
-		return FormShell, "Claude Code's version is unknown"
-	case versionLess(v, ExecFormSince):
-		return FormShell, fmt.Sprintf("Claude Code %s predates the exec form (%s)", v, ExecFormSince)
-	}
-	return FormExec, fmt.Sprintf("Claude Code %s has the exec form (%s and later)", v, ExecFormSince)
-}
-
-var versionRE = regexp.MustCompile(`\b(\d+)\.(\d+)\.(\d+)\b`)
-
-// ParseClaudeVersion finds the version in `claude --version`'s output ("2.1.332 (Claude
-// Code)", or a bare "2.1.332").
-func ParseClaudeVersion(s string) (string, bool) {
-	m := versionRE.FindString(strings.TrimSpace(s))
-	return m, m != ""
-}
-
-// versionLess compares two dotted numeric versions.
-func versionLess(a, b string) bool {
-	pa, pb := strings.Split(a, "."), strings.Split(b, ".")
-	for i := 0; i < len(pa) && i < len(pb); i++ {
-		x, _ := strconv.Atoi(pa[i])
-		y, _ := strconv.Atoi(pb[i])
-		if x != y {
-			return x < y
-		}
-	}
-	return len(pa) < len(pb)
-}
 
 // hookcCmd is the forwarder as the installer writes it: cmd is the shell-form command
 // (hookc's path, shell-quoted where needed) or, in the exec form, hookc's path as is.

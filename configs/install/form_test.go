@@ -11,25 +11,6 @@ import (
 	"github.com/hookd/hookd/configs/settings"
 )
 
-func TestFormFor(t *testing.T) {
-	for in, want := range map[string]string{
-		"2.1.332 (Claude Code)\n": FormExec,
-		"2.1.139 (Claude Code)":   FormExec,
-		"2.1.138 (Claude Code)":   FormShell,
-		"2.1.14":                  FormShell, // no patch number: not a version claude prints
-		"2.0.999":                 FormShell,
-		"2.2.0":                   FormExec,
-		"10.0.0":                  FormExec,
-		"1.0.58":                  FormShell,
-		"":                        FormShell,
-		"claude: not found":       FormShell,
-	} {
-		if got, why := FormFor(in); got != want || why == "" {
-			t.Errorf("FormFor(%q) = %q (%s), want %q", in, got, why, want)
-		}
-	}
-}
-
 // handlersOf lists the handlers of Claude Code's file as decoded by the installer, per
 // event.
 func handlersOf(t *testing.T, text string) map[string][]handlerInfo {

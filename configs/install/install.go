@@ -122,7 +122,7 @@ type Options struct {
 	// Forwarder is the command of the forwarding hook (hookc, by absolute path): for the
 	// shell form shell-quoted where needed, for the exec form the path as is.
 	Forwarder string
-	// Form is FormExec for exec-form forwarders (Claude Code 2.1.139+, see FormFor);
+	// Form is FormExec for exec-form forwarders (Claude Code ExecFormSince and later);
 	// "" or FormShell for the shell form.
 	Form string
 	// HookdVersion is recorded in the hookd-owned file.
