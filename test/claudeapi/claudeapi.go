@@ -48,6 +48,10 @@ type Turn struct {
 	// A real model takes seconds per turn; benchmarks use it to be realistic about the
 	// idle time between tool calls.
 	Delay time.Duration
+	// Before, when set, runs before the server answers this turn, after the request for it
+	// arrived — after every hook of the previous tool call has finished: a test's hook
+	// into the middle of a session (stopping a daemon between two tool calls).
+	Before func()
 }
 
 // Request is one request the server received.
@@ -238,6 +242,9 @@ func (s *Server) messages(w http.ResponseWriter, req Request, body []byte) {
 	s.all = append(s.all, req)
 	s.mu.Unlock()
 
+	if turn.Before != nil {
+		turn.Before()
+	}
 	if turn.Delay > 0 {
 		time.Sleep(turn.Delay)
 	}

@@ -322,8 +322,8 @@ exec %s or die "witness: exec hookc: $!";
 				args = append(args, "--forwarder-form", "shell")
 			case "exec": // the form `auto` picks from the real binary's --version
 				args = append(args, "--claude", bin.claude)
-			default:
-				args = append(args, "--state-dir", w.path("state"), "--transport", "http", "--http-port", freePort(t))
+			default: // http, http-stopped: as `hookd setup` installs it under a service manager
+				args = append(args, "--state-dir", w.path("state"), "--transport", "http", "--http-port", freePort(t), "--claude", bin.claude)
 			}
 			w.Write(t, w.path("install-"+scope+".txt"), hookdCmd(t, w, env, args...), 0o644)
 		}
