@@ -675,6 +675,9 @@ func pipelineParts(parts []events.Interpretation) []events.Interpretation {
 }
 
 func (e *Engine) runOne(ctx context.Context, ev *events.Event, h *settings.Handler, hc hookContext, emit func(*protocol.Frame)) events.Interpretation {
+	if h.Refused != "" {
+		return refusedHook(ev, h, emit) // its managed file is untrusted: never run it
+	}
 	ref := h.Ref()
 	emit(&protocol.Frame{Type: protocol.FrameMessage, Kind: protocol.MsgStarted, Hook: &ref})
 	e.counters.hooksRun.Add(1)

@@ -72,7 +72,7 @@ func (e *Engine) warmSession(snap *settings.Snapshot, env []string, h Header, pr
 	}
 	seen := map[string]bool{} // identical handlers run once, as the first of them (Match)
 	for _, hd := range snap.Handlers() {
-		if hd.Type != events.Command || !hd.Runnable || hd.Event == nil || !warmEvents[hd.Event.Name] || snap.ReasonFor(hd, fromClaudeCode) != "" {
+		if hd.Type != events.Command || !hd.Runnable || hd.Refused != "" || hd.Event == nil || !warmEvents[hd.Event.Name] || snap.ReasonFor(hd, fromClaudeCode) != "" {
 			continue
 		}
 		if k := hd.Event.Name + "\x00" + hd.Key; seen[k] {

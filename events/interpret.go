@@ -35,6 +35,10 @@ const (
 	// ViaOnTimeout: the hook timed out and hookd's own configuration says
 	// "on_timeout": "deny" for it.
 	ViaOnTimeout = "on_timeout"
+	// ViaUntrusted: the hook was not run because its managed settings file failed hookd's
+	// trust check (owned by another user, or writable by group or others), and the
+	// event can block, so hookd failed closed.
+	ViaUntrusted = "untrusted"
 )
 
 // RawOutput is what running one handler produced (filled by the daemon's runner).

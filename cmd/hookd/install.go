@@ -293,6 +293,9 @@ func claudeCodeAction(uninstall bool) cli.ActionFunc {
 		}
 		for n, scope := range scopes {
 			o, err := installOptions(c, scope)
+			if err == nil && !uninstall && o.Scope == settings.KindManaged {
+				err = trustedManagedDir(o.Settings, c.String("managed-dir"))
+			}
 			if err == nil && !uninstall {
 				o.Form = form.form
 				if form.form == install.FormExec {
@@ -380,6 +383,16 @@ func otherScopes(c *cli.Context, done string) {
 				o.Settings, plural(n, "command/http hook", "command/http hooks"), strings.Join(evs, ", "), scope)
 		}
 	}
+}
+
+// trustedManagedDir refuses to install hookd's drop-in where the trust check of managed
+// files (settings.CheckManaged) would refuse it: Claude Code would read a drop-in there
+// that another account could have written or could replace, and hookd would not run it.
+func trustedManagedDir(dropIn, managedDir string) error {
+	if err := settings.CheckManaged(dropIn, managedDir); err != nil {
+		return fmt.Errorf("refusing to install into %s: %w (make every directory up to it owned by root and not writable by group or others, e.g. chown root and chmod go-w, then install again)", filepath.Dir(dropIn), err)
+	}
+	return nil
 }
 
 func fileExists(p string) bool {

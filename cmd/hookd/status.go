@@ -31,7 +31,7 @@ knows ("forwarders present, moved hooks missing" when hookd.json is gone), and c
 from the decision log the events hookc answered in-process (its fallback, without the
 daemon) since the daemon started — or, with no daemon, since its last answer.
 
-Exits 1 while a settings file is invalid or refused, an installation is broken, or the
+Exits 1 while a settings file is invalid, refused or (managed) untrusted, an installation is broken, or the
 daemon cannot be reached (the installation is still checked). --check prints only the
 problems, one per line, and exits 1 on any of those and also on an error-level finding in
 a settings file or a failing decision log: for monitoring.`,
@@ -134,6 +134,8 @@ func statusProblems(st *protocol.Status, installs []install.Finding) problems {
 			p.failing = append(p.failing, fmt.Sprintf("invalid settings file %s", s.Error))
 		case s.Refused != nil:
 			p.failing = append(p.failing, fmt.Sprintf("settings file %s: change refused by a ConfigChange hook: %s", s.Path, s.Refused.Reason))
+		case s.State == "untrusted":
+			p.failing = append(p.failing, fmt.Sprintf("managed settings file %s is untrusted: hookd runs none of its hooks (see its finding)", s.Path))
 		}
 		for _, warn := range s.Warnings {
 			if rest, ok := strings.CutPrefix(warn, "error: "); ok {

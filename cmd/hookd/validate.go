@@ -47,7 +47,7 @@ would read for the project around the current directory (managed, user, project,
 			bad, findings := 0, 0
 			var files []*settings.File
 			for _, r := range refs {
-				f, err := settings.LoadFile(r, src.Home)
+				f, err := settings.LoadFileIn(r, src.Home, src.ManagedDirOrDefault())
 				switch {
 				case errors.Is(err, fs.ErrNotExist):
 					if c.NArg() > 0 {
@@ -62,7 +62,11 @@ would read for the project around the current directory (managed, user, project,
 				}
 				files = append(files, f)
 				n := len(f.Handlers)
-				fmt.Fprintf(w, "%s: ok (%s, %d handlers, %d rules)\n", r.Path, r.Kind, n, len(f.Rules))
+				state := "ok"
+				if f.Untrusted != "" {
+					state = "UNTRUSTED" // its error-level finding follows
+				}
+				fmt.Fprintf(w, "%s: %s (%s, %d handlers, %d rules)\n", r.Path, state, r.Kind, n, len(f.Rules))
 				for _, warn := range f.Warnings {
 					if warn.IsError() {
 						fmt.Fprintf(w, "  error: %s\n", warn)

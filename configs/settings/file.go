@@ -22,11 +22,14 @@ import (
 // File is one parsed, validated and compiled settings file.
 type File struct {
 	Ref      FileRef
-	Hash     string // sha256 hex of the raw bytes
+	Hash     string // sha256 hex of the raw bytes; ":untrusted" follows for an untrusted managed file (the same bytes, another revision)
 	Settings *Settings
 	Handlers []*Handler    // compiled, in file order
 	Rules    []*rules.Rule // permission rules: deny, then ask, then allow, each in file order
 	Warnings []Warning     // things skipped or ignored, each naming file and field
+	// Untrusted says why a managed file failed CheckManaged ("" when it passed or is not
+	// managed): the file keeps only the power to restrict (see untrust).
+	Untrusted string
 }
 
 // Settings is the part of a settings file hookd understands, decoded strictly: every
@@ -119,7 +122,23 @@ type Permissions struct {
 // does not exist the error is an *fs.PathError wrapping os.ErrNotExist (errors.Is
 // works): the daemon treats that as "absent", not "invalid".
 func LoadFile(ref FileRef, home string) (*File, error) {
+	return LoadFileIn(ref, home, "")
+}
+
+// LoadFileIn is LoadFile for a file of the managed dir managedDir ("" means
+// DefaultManagedDir): a managed file (Kind managed) is checked with CheckManaged first,
+// and one that fails is loaded untrusted (File.Untrusted; see untrust).
+func LoadFileIn(ref FileRef, home, managedDir string) (*File, error) {
 	ref.Path = ExpandHome(ref.Path, home)
+	why := ""
+	if ref.Kind == KindManaged {
+		if managedDir == "" {
+			managedDir = DefaultManagedDir
+		}
+		if err := CheckManaged(ref.Path, managedDir); err != nil {
+			why = err.Error()
+		}
+	}
 	data, err := ReadFile(ref.Path)
 	if err != nil {
 		if errors.Is(err, fs.ErrNotExist) {
@@ -131,8 +150,18 @@ func LoadFile(ref FileRef, home string) (*File, error) {
 		}
 		return nil, &FileError{File: ref.Path, Err: err}
 	}
-	return ParseFile(ref, data, home)
+	f, err := ParseFile(ref, data, home)
+	if err == nil && why != "" {
+		untrust(f, why)
+	}
+	return f, err
 }
+
+// Untrust marks a parsed managed file that failed CheckManaged (why is the check's
+// error): it keeps only the power to restrict — its deny and ask rules; its hooks are
+// markers hookd never runs (Handler.Refused), which make an event they match fail closed
+// where it can block; its other keys are ignored. An error-level finding says why.
+func Untrust(f *File, why string) { untrust(f, why) }
 
 // ExpandHome resolves a leading "~" or "~/" against home (unchanged when home is "").
 func ExpandHome(p, home string) string {

@@ -64,6 +64,10 @@ type Handler struct {
 	Group  int    // index of the matcher group in the event's array
 	Index  int    // index of the handler in the group's "hooks"
 
+	// Refused says why hookd must not run this handler at all: its managed file failed
+	// CheckManaged. An event it matches fails closed where the event can block. "" for
+	// every handler of a trusted file.
+	Refused string
 	// Runnable: hookd runs the handler itself (command and http). prompt, agent and
 	// mcp_tool handlers need the harness's model or MCP connections; they are reported as
 	// not run.

@@ -148,7 +148,7 @@ func Compile(files []*File) *Snapshot {
 	for _, f := range s.Files {
 		if f.Ref.Managed() && f.Ref.Kind == KindManaged {
 			for _, h := range f.Handlers {
-				if h.Type == events.Command && IsForwarder(h.Command, h.Args) {
+				if h.Refused == "" && h.Type == events.Command && IsForwarder(h.Command, h.Args) {
 					routing[f] = true
 					forwarded[h.Event.Name] = true
 				}
@@ -280,7 +280,9 @@ func Compile(files []*File) *Snapshot {
 			// leaves them to it (Query.FromClaudeCode). A hook neither would run (an http
 			// URL outside the allowlist) stays as reason says.
 			native := false
-			if !blocked && (reason == "" || !h.Runnable) {
+			// A hook of an untrusted managed file is never native: hookd must see it to
+			// fail its event closed (Handler.Refused).
+			if !blocked && h.Refused == "" && (reason == "" || !h.Runnable) {
 				switch f.Ref.Kind {
 				case KindManaged:
 					native, s.native[h] = true, ReasonClaudeCodeRuns
@@ -343,6 +345,8 @@ func (s *Snapshot) reason(h *Handler, disableFrom string) (reason string, blocke
 		return "forwards events to hookd (hookc); hookd never runs it, it would call itself", true
 	case h.Type == events.HTTP && IsHTTPForwarder(h.URL):
 		return "forwards events to hookd (its http forwarder); hookd never runs it, it would call itself", true
+	case h.Refused != "":
+		return "", false // never run: the engine answers for it (fails closed where it can block)
 	case s.RoutedBy != "" && !h.Runnable && !managed:
 		return fmt.Sprintf("%s hooks need the harness, and under hookd's managed drop-in (%s, allowManagedHooksOnly) Claude Code does not run them either; not run", h.Type, s.RoutedBy), false
 	case h.If != nil && !h.Event.ToolEvent:

@@ -153,6 +153,9 @@ type Sources struct {
 	Home  string
 }
 
+// ManagedDirOrDefault is ManagedDir, or DefaultManagedDir when it is "".
+func (s Sources) ManagedDirOrDefault() string { return s.managedDir() }
+
 func (s Sources) managedDir() string {
 	if s.ManagedDir != "" {
 		return s.ManagedDir

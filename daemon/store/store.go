@@ -490,6 +490,16 @@ func (s *Store) read(ref settings.FileRef, prevSeen string) readResult {
 	}
 	sum := sha256.Sum256(data)
 	r.token = hex.EncodeToString(sum[:])
+	// A managed file is trusted only while it and its directories are root's and
+	// nobody else can write them (settings.CheckManaged, issue 28 item 5); the verdict is
+	// part of the token, so a chown or chmod alone changes the file's state.
+	untrusted := ""
+	if ref.Kind == settings.KindManaged {
+		if err := settings.CheckManaged(path, s.base.ManagedDirOrDefault()); err != nil {
+			untrusted = err.Error()
+			r.token += "\x00untrusted: " + untrusted
+		}
+	}
 	if r.token == prevSeen {
 		return r
 	}
@@ -499,6 +509,9 @@ func (s *Store) read(ref settings.FileRef, prevSeen string) readResult {
 	}
 	r.file, r.err = settings.ParseFile(ref, data, s.base.Home)
 	r.parse = r.err != nil
+	if r.file != nil && untrusted != "" {
+		settings.Untrust(r.file, untrusted)
+	}
 	return r
 }
 
@@ -932,6 +945,8 @@ func (s *Store) Status() ([]protocol.SourceStatus, []protocol.ProjectStatus) {
 			}
 		case st.refused != nil:
 			fs.State = "refused"
+		case st.good != nil && st.good.Untrusted != "":
+			fs.State = "untrusted" // its error-level finding (Warnings) says why
 		case st.absent:
 			fs.State = "absent"
 		default:

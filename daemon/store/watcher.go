@@ -275,6 +275,11 @@ func (w *Watcher) onEvent(ev fsnotify.Event) {
 		// A watched directory itself went away (its watch is gone with it).
 		w.markDirty(dw.paths...)
 		hit, resync = true, true
+	} else if ok && ev.Has(fsnotify.Chmod) {
+		// Its owner or mode changed: the managed files' trust (settings.CheckManaged)
+		// depends on it.
+		w.markDirty(dw.paths...)
+		hit = true
 	}
 	dir, name := filepath.Dir(ev.Name), filepath.Base(ev.Name)
 	if dw := w.dirs[dir]; dw != nil {
