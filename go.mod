@@ -13,6 +13,7 @@ require (
 	golang.org/x/mod v0.29.0
 	golang.org/x/sys v0.49.0
 	google.golang.org/protobuf v1.36.12
+	howett.net/plist v1.0.1
 	mvdan.cc/sh/v3 v3.14.1
 )
 

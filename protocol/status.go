@@ -108,6 +108,11 @@ type WatcherStatus struct {
 	Reloads   uint64 `json:"reloads"`
 	// Pending: a reload is scheduled or running.
 	Pending bool `json:"pending"`
+	// Descriptors are the file descriptors the watches hold where each costs some
+	// (kqueue on macOS: one per watched directory and per entry in it), of at most
+	// MaxDescriptors; both 0 where watches cost none (inotify on Linux).
+	Descriptors    int `json:"descriptors,omitempty"`
+	MaxDescriptors int `json:"max_descriptors,omitempty"`
 }
 
 // ReloadSummary is the outcome of one reload: the answer to an OpReload request, logged
@@ -148,6 +153,14 @@ type ProjectStatus struct {
 	// hookd does not run them for events Claude Code sends (audit: "run by Claude Code:
 	// …"), only for other harnesses and raw clients.
 	ClaudeCodeRuns []string `json:"claude_code_runs,omitempty"`
+	// ManagedSource is the managed channel Claude Code (and hookd) takes policy from, as
+	// "mdm (first-wins): <plist>" or "file (first-wins): <files>"; "none" without managed
+	// settings. Server-managed settings, which win over both, are invisible to hookd.
+	ManagedSource string `json:"managed_source,omitempty"`
+	// ManagedSkipped are the managed files present that Claude Code ignores under that
+	// choice, one finding each; an "error: " prefix marks hookd's own drop-in (Claude
+	// Code then forwards nothing to hookd).
+	ManagedSkipped []string `json:"managed_skipped,omitempty"`
 }
 
 // PrewarmStatus describes the prewarm pool: hook processes started before their event

@@ -20,6 +20,7 @@ func globalFlags() []cli.Flag {
 		&cli.StringFlag{Name: "socket", Usage: "daemon socket `PATH`", EnvVars: []string{protocol.EnvSocket}, Value: defaultPaths().Socket},
 		&cli.StringFlag{Name: "config", Usage: "hookd's own configuration `FILE` (default: config.json in hookd's config dir — $XDG_CONFIG_HOME/hookd on Linux, ~/Library/Application Support/hookd on macOS; missing = embedded default)", EnvVars: []string{"HOOKD_CONFIG"}},
 		&cli.StringFlag{Name: "managed-dir", Usage: "Claude Code's managed settings `DIR`", EnvVars: []string{"HOOKD_MANAGED_DIR"}, Value: defaultPaths().ManagedDir},
+		&cli.StringSliceFlag{Name: "mdm-profile", Usage: "Claude Code's MDM profile plist `FILE`s, the first present one in effect (repeatable; default on macOS: /Library/Managed Preferences/$USER/ then /Library/Managed Preferences/ com.anthropic.claudecode.plist; none on Linux)", EnvVars: []string{"HOOKD_MDM_PROFILE"}, Value: cli.NewStringSlice(defaultPaths().MDMProfiles...)},
 		&cli.StringFlag{Name: "user-dir", Usage: "user settings `DIR`", EnvVars: []string{"HOOKD_USER_DIR"}, Value: defaultUserDir()},
 		&cli.StringSliceFlag{Name: "settings", Usage: "extra settings `FILE` (repeatable; like claude --settings)", EnvVars: []string{"HOOKD_SETTINGS"}},
 		&cli.StringFlag{Name: "state-dir", Usage: "state `DIR` (session env files, install backups, the decision log by default)", EnvVars: []string{"HOOKD_STATE_DIR"}, Value: defaultStateDir()},

@@ -75,7 +75,7 @@ system message ("<Event> says: hookd answered in-process …"; for Claude Code).
 			}
 			return exitCode(res.Render(c.App.Writer, c.App.ErrWriter))
 		},
-	}, "config", "managed-dir", "user-dir", "settings", "state-dir", "debug")
+	}, "config", "managed-dir", "mdm-profile", "user-dir", "settings", "state-dir", "debug")
 }
 
 // markFallback marks an answer made in-process for a client that could not reach the

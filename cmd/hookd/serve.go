@@ -105,5 +105,5 @@ every settings file (fsnotify; see docs/hot-reload.md), reloads everything on SI
 			log.Info("hookd stopped")
 			return err
 		},
-	}, "socket", "config", "managed-dir", "user-dir", "settings", "state-dir", "debug")
+	}, "socket", "config", "managed-dir", "mdm-profile", "user-dir", "settings", "state-dir", "debug")
 }

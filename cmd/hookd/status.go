@@ -143,6 +143,15 @@ func statusProblems(st *protocol.Status, installs []install.Finding) problems {
 			}
 		}
 	}
+	seen := map[string]bool{}
+	for _, pr := range st.Projects {
+		for _, sk := range pr.ManagedSkipped {
+			if rest, ok := strings.CutPrefix(sk, "error: "); ok && !seen[rest] {
+				seen[rest] = true
+				p.findings = append(p.findings, "error-level finding: "+rest)
+			}
+		}
+	}
 	if a := st.Audit; a != nil && !a.Healthy {
 		p.findings = append(p.findings, "decision log failing: "+a.LastError)
 	}
@@ -341,6 +350,9 @@ func printStatus(w io.Writer, st *protocol.Status) {
 		t := newTable(w, "watcher", "BACKEND", "DIRS", "POLLED", "DEBOUNCE", "EVENTS", "RELOADS", "OVERFLOWS", "PENDING")
 		t.row(ws.Backend, i(len(ws.Dirs)), i(len(ws.Polling)), ws.Debounce, u(ws.Events), u(ws.Reloads), u(ws.Overflows), yesNo(ws.Pending))
 		t.flush()
+		if ws.MaxDescriptors > 0 {
+			fmt.Fprintf(w, "  watch descriptors: %d of %d (kqueue: one per watched directory and per entry in it)\n", ws.Descriptors, ws.MaxDescriptors)
+		}
 	}
 	if lr := st.LastReload; lr != nil {
 		t := newTable(w, "last reload", "TRIGGER", "AT", "TOOK", "FILES READ", "CHANGED", "SWAPPED", "ERRORS", "REFUSED")
@@ -372,6 +384,16 @@ func printStatus(w io.Writer, st *protocol.Status) {
 		}
 		for _, rn := range p.RunNowhere {
 			fmt.Fprintf(w, "  warning: %s\n", rn)
+		}
+		if p.ManagedSource != "" && p.ManagedSource != "none" {
+			fmt.Fprintf(w, "  %s: managed settings Claude Code uses: %s\n", p.Dir, p.ManagedSource)
+		}
+		for _, sk := range p.ManagedSkipped {
+			if rest, ok := strings.CutPrefix(sk, "error: "); ok {
+				fmt.Fprintf(w, "  ERROR finding: %s\n", rest)
+				continue
+			}
+			fmt.Fprintf(w, "  warning: %s\n", sk)
 		}
 	}
 

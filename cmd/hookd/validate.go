@@ -47,7 +47,7 @@ would read for the project around the current directory (managed, user, project,
 			bad, findings := 0, 0
 			var files []*settings.File
 			for _, r := range refs {
-				f, err := settings.LoadFileIn(r, src.Home, src.ManagedDirOrDefault())
+				f, err := src.Load(r)
 				switch {
 				case errors.Is(err, fs.ErrNotExist):
 					if c.NArg() > 0 {
@@ -80,6 +80,17 @@ would read for the project around the current directory (managed, user, project,
 				return exitError{code: 1, msg: fmt.Sprintf("%d invalid settings file(s)", bad)}
 			}
 			snap := settings.Compile(files)
+			if snap.Managed.Channel != "" {
+				fmt.Fprintf(w, "managed settings Claude Code uses: %s\n", snap.Managed)
+			}
+			for _, sk := range snap.Managed.Skipped {
+				if sk.IsError() {
+					fmt.Fprintf(w, "  error: %s\n", sk)
+					findings++
+					continue
+				}
+				fmt.Fprintf(w, "  warning: %s\n", sk)
+			}
 			if snap.RoutedBy != "" {
 				fmt.Fprintf(w, "routed by hookd's managed drop-in %s; not forwarded: %s\n", snap.RoutedBy, strings.Join(snap.NotForwarded, ", "))
 			}
@@ -94,5 +105,5 @@ would read for the project around the current directory (managed, user, project,
 			}
 			return nil
 		},
-	}, "config", "managed-dir", "user-dir", "settings")
+	}, "config", "managed-dir", "mdm-profile", "user-dir", "settings")
 }

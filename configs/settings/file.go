@@ -57,6 +57,10 @@ type Settings struct {
 
 	Env map[string]string
 
+	// ManagedSourcesBehavior is a managed file's "managedSourcesBehavior": "first-wins",
+	// "merge", or "" when absent (first-wins). See Compile.
+	ManagedSourcesBehavior string
+
 	// Hookd is the "hookd" object of a hookd-owned file (KindHookd): present when `hookd
 	// install claude-code` wrote the file. nil in Claude Code's own files, where the key
 	// would be unknown (and make Claude Code ignore the file, spec §12).
@@ -122,22 +126,17 @@ type Permissions struct {
 // does not exist the error is an *fs.PathError wrapping os.ErrNotExist (errors.Is
 // works): the daemon treats that as "absent", not "invalid".
 func LoadFile(ref FileRef, home string) (*File, error) {
-	return LoadFileIn(ref, home, "")
+	return Sources{Home: home}.Load(ref)
 }
 
-// LoadFileIn is LoadFile for a file of the managed dir managedDir ("" means
-// DefaultManagedDir): a managed file (Kind managed) is checked with CheckManaged first,
-// and one that fails is loaded untrusted (File.Untrusted; see untrust).
-func LoadFileIn(ref FileRef, home, managedDir string) (*File, error) {
+// Load is LoadFile for a file of s: a managed file or MDM profile is checked with
+// s.CheckTrust first, and one that fails is loaded untrusted (File.Untrusted; Untrust).
+func (s Sources) Load(ref FileRef) (*File, error) {
+	home := s.Home
 	ref.Path = ExpandHome(ref.Path, home)
 	why := ""
-	if ref.Kind == KindManaged {
-		if managedDir == "" {
-			managedDir = DefaultManagedDir
-		}
-		if err := CheckManaged(ref.Path, managedDir); err != nil {
-			why = err.Error()
-		}
+	if err := s.CheckTrust(ref); err != nil {
+		why = err.Error()
 	}
 	data, err := ReadFile(ref.Path)
 	if err != nil {
@@ -178,6 +177,16 @@ func ExpandHome(p, home string) string {
 func ParseFile(ref FileRef, data []byte, home string) (*File, error) {
 	ref.Path = ExpandHome(ref.Path, home)
 	sum := sha256.Sum256(data)
+	if ref.Channel == ChannelMDM {
+		// Claude Code reads the profile as `plutil -convert json` writes it; so does
+		// hookd, and then decodes the JSON like any settings file (positions below refer
+		// to that JSON, fields to the profile's keys).
+		j, err := DecodeMDMProfile(data)
+		if err != nil {
+			return nil, &FileError{File: ref.Path, Err: fmt.Errorf("MDM profile: %w", err)}
+		}
+		data = j
+	}
 	d := &decoder{ref: ref, data: bytes.Clone(data)}
 	d.origin = rules.Origin{File: ref.Path, Source: string(ref.Source()), Base: ref.base()}
 	// A UTF-8 byte order mark (Windows editors) becomes spaces, which keeps offsets right.
@@ -351,6 +360,18 @@ func (d *decoder) settings(root *jsontree.Node, f *File) error {
 			}
 		case "env":
 			s.Env, err = d.env(v)
+		case "managedSourcesBehavior":
+			if !managed {
+				d.warn(key, "only honoured in managed settings; ignored in %s settings", d.ref.Source())
+				continue
+			}
+			var b string
+			if b, err = d.str(v, key); err == nil {
+				if b != "first-wins" && b != "merge" {
+					return d.fail(v, key, "must be \"first-wins\" or \"merge\" (found %q)", b)
+				}
+				s.ManagedSourcesBehavior = b
+			}
 		case "hookd":
 			if d.ref.Kind != KindHookd {
 				d.warn(key, "hookd's installation record belongs in hookd's own files (hookd.json), never in a Claude Code settings file: claude code ignores this entire file (none of its hooks run under Claude Code)")

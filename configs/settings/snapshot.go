@@ -50,6 +50,10 @@ type Snapshot struct {
 	// RunNowhere are findings, one per hook, on the hooks of NotForwarded events in
 	// non-managed files: nothing runs them while the drop-in is in effect.
 	RunNowhere []Warning
+	// Managed is which managed channel is in effect and which managed files Claude Code
+	// (and so hookd) skips: an MDM profile wins over managed-settings.json and its
+	// drop-ins unless it sets "managedSourcesBehavior": "merge" (chooseManaged).
+	Managed ManagedChoice
 	// ManagedRulesOnly: a managed file sets allowManagedPermissionRulesOnly.
 	ManagedRulesOnly bool
 
@@ -136,6 +140,9 @@ func Compile(files []*File) *Snapshot {
 			s.Files = append(s.Files, f)
 		}
 	}
+	// Claude Code applies one managed channel unless told to merge; so does hookd.
+	s.Files, s.Managed = chooseManaged(s.Files)
+	s.Warnings = append(s.Warnings, s.Managed.Skipped...)
 	s.Revision = revision(s.Files)
 
 	// Governance (spec §7). disableAllHooks: the highest-precedence file that sets it

@@ -38,6 +38,9 @@ type FileRef struct {
 	// Origin is the label used in status and audit records; "" means Kind. hookd-owned
 	// files holding hooks moved out of a Claude Code file claim the original source here.
 	Origin Kind
+	// Channel is which of Claude Code's managed channels a managed file belongs to:
+	// ChannelFile ("", also for every other kind) or ChannelMDM (a plist).
+	Channel string
 }
 
 // Source returns the label the file's hooks and rules carry: Origin, or Kind when Origin
@@ -147,14 +150,15 @@ type Sources struct {
 	// ProjectDir is the project root: <ProjectDir>/.claude/settings.json (project) and
 	// <ProjectDir>/.claude/settings.local.json (local). "" means no project files.
 	ProjectDir string
+	// MDMProfiles are the MDM profile plists Claude Code reads, the first present one
+	// winning (lite.Paths.MDMProfiles: on macOS the user's, then the device's
+	// com.anthropic.claudecode plist under /Library/Managed Preferences; none on Linux).
+	MDMProfiles []string
 	// Extra are --settings files (Kind flag) and hookd-owned files, in that order of
 	// configuration.
 	Extra []FileRef
 	Home  string
 }
-
-// ManagedDirOrDefault is ManagedDir, or DefaultManagedDir when it is "".
-func (s Sources) ManagedDirOrDefault() string { return s.managedDir() }
 
 func (s Sources) managedDir() string {
 	if s.ManagedDir != "" {
@@ -190,6 +194,11 @@ func (s Sources) Files() []FileRef {
 	out := []FileRef{{Path: filepath.Join(md, managedFile), Kind: KindManaged}}
 	for _, name := range dropIns(s.ManagedDropInDir()) {
 		out = append(out, FileRef{Path: filepath.Join(s.ManagedDropInDir(), name), Kind: KindManaged})
+	}
+	// The MDM channel ranks above the file channel; listed after it, so that where both
+	// apply ("merge") an MDM value wins a tie among managed files, as in Claude Code.
+	for _, p := range s.MDMProfiles {
+		out = append(out, FileRef{Path: p, Kind: KindManaged, Channel: ChannelMDM})
 	}
 	claude := func(path string, kind Kind) {
 		out = append(out, FileRef{Path: path, Kind: kind},

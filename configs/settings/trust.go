@@ -4,10 +4,12 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
 
+	"github.com/hookd/hookd/protocol/lite"
 	"github.com/hookd/hookd/rules"
 )
 
@@ -35,14 +37,37 @@ var ErrUntrusted = errors.New("untrusted managed file")
 // (`hookd install --scope managed` asks before it creates the directory). The error
 // wraps ErrUntrusted and says which path, whose it is, or its mode.
 func CheckManaged(path, managedDir string) error {
-	uid := os.Geteuid()
 	dir := filepath.Clean(managedDir)
-	c := chainCheck{owners: "root", boundaries: []string{dir}}
-	if r, err := filepath.EvalSymlinks(dir); err == nil && r != dir {
+	return checkManaged(path, dir, dir != filepath.Clean(DefaultManagedDir))
+}
+
+// CheckTrust is CheckManaged for a file of s: a managed file of the file channel in
+// s's managed dir, or an MDM profile — whose own directory is its boundary, and for which
+// hookd's uid is trusted (when it is not root) only if the profile is not one of the
+// OS's own (lite.Paths.MDMProfiles), that is, the user named it. Other kinds: nil.
+func (s Sources) CheckTrust(ref FileRef) error {
+	switch {
+	case ref.Kind != KindManaged:
+		return nil
+	case ref.Channel == ChannelMDM:
+		return checkManaged(ref.Path, filepath.Dir(ref.Path), !slices.Contains(defaultMDMProfiles, ref.Path))
+	}
+	return CheckManaged(ref.Path, s.managedDir())
+}
+
+// defaultMDMProfiles are the OS's own MDM profile paths.
+var defaultMDMProfiles = lite.PathsHere(os.Getenv).MDMProfiles
+
+// checkManaged: see CheckManaged; boundary is the managed directory, ownUID whether
+// hookd's own uid (when not root) may own the chain.
+func checkManaged(path, boundary string, ownUID bool) error {
+	uid := os.Geteuid()
+	c := chainCheck{owners: "root", boundaries: []string{boundary}}
+	if r, err := filepath.EvalSymlinks(boundary); err == nil && r != boundary {
 		c.boundaries = append(c.boundaries, r)
 	}
 	c.trusted = func(owner uint32) bool { return owner == 0 }
-	if uid != 0 && dir != filepath.Clean(DefaultManagedDir) {
+	if uid != 0 && ownUID {
 		c.owners = "root or uid " + strconv.Itoa(uid)
 		c.trusted = func(owner uint32) bool { return owner == 0 || int(owner) == uid }
 	}

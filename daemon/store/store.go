@@ -494,11 +494,9 @@ func (s *Store) read(ref settings.FileRef, prevSeen string) readResult {
 	// nobody else can write them (settings.CheckManaged, issue 28 item 5); the verdict is
 	// part of the token, so a chown or chmod alone changes the file's state.
 	untrusted := ""
-	if ref.Kind == settings.KindManaged {
-		if err := settings.CheckManaged(path, s.base.ManagedDirOrDefault()); err != nil {
-			untrusted = err.Error()
-			r.token += "\x00untrusted: " + untrusted
-		}
+	if err := s.base.CheckTrust(settings.FileRef{Path: path, Kind: ref.Kind, Channel: ref.Channel}); err != nil {
+		untrusted = err.Error()
+		r.token += "\x00untrusted: " + untrusted
 	}
 	if r.token == prevSeen {
 		return r
@@ -983,6 +981,14 @@ func (s *Store) Status() ([]protocol.SourceStatus, []protocol.ProjectStatus) {
 			}
 		}
 		ps.RoutedBy, ps.NotForwarded = snap.RoutedBy, snap.NotForwarded
+		ps.ManagedSource = snap.Managed.String()
+		for _, w := range snap.Managed.Skipped {
+			if w.IsError() {
+				ps.ManagedSkipped = append(ps.ManagedSkipped, "error: "+w.String())
+				continue
+			}
+			ps.ManagedSkipped = append(ps.ManagedSkipped, w.String())
+		}
 		for _, w := range snap.RunNowhere {
 			ps.RunNowhere = append(ps.RunNowhere, w.String())
 		}

@@ -3,6 +3,7 @@ package store
 import (
 	"context"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"sort"
@@ -35,8 +36,14 @@ type WatchOptions struct {
 	// Signals, if set, reloads every file on each value received (hookd serve passes
 	// SIGHUP here).
 	Signals <-chan os.Signal
+	// MaxDescriptors bounds the file descriptors the watches may hold where each costs
+	// some (kqueue: watchCost); a directory that would cross it is polled instead.
+	// Default DefaultMaxWatchDescriptors; ignored where watches cost none (inotify).
+	MaxDescriptors int
 	// addWatch replaces fsnotify's Add: tests simulate a full inotify table with it.
 	addWatch func(fw *fsnotify.Watcher, dir string) error
+	// cost replaces watchCost: tests run the kqueue budget on Linux with it.
+	cost func(dir string) int
 	// errs, if set, is read like fsnotify's error channel (tests inject an overflow).
 	errs chan error
 }
@@ -112,6 +119,12 @@ func StartWatcher(ctx context.Context, store *Store, opt WatchOptions) *Watcher 
 	}
 	if opt.addWatch == nil {
 		opt.addWatch = func(fw *fsnotify.Watcher, dir string) error { return fw.Add(dir) }
+	}
+	if opt.cost == nil {
+		opt.cost = watchCost
+	}
+	if opt.MaxDescriptors <= 0 {
+		opt.MaxDescriptors = DefaultMaxWatchDescriptors
 	}
 	ctx, cancel := context.WithCancel(ctx)
 	w := &Watcher{
@@ -384,9 +397,35 @@ func (w *Watcher) sync() {
 	info := map[string]protocol.WatchInfo{}
 	polling := map[string]string{}
 	var dirs []string
-	for dir, dw := range want {
+	// Where a watch costs descriptors (kqueue: one for the directory and one per entry
+	// in it), they are handed out in a fixed order — the watches already live first,
+	// then by path — until MaxDescriptors; a directory beyond is polled.
+	order := make([]string, 0, len(want))
+	for dir := range want {
+		order = append(order, dir)
+	}
+	sort.Slice(order, func(i, j int) bool {
+		if live[order[i]] != live[order[j]] {
+			return live[order[i]]
+		}
+		return order[i] < order[j]
+	})
+	used := 0
+	for _, dir := range order {
+		dw := want[dir]
 		var err error
+		if w.fw != nil {
+			if c := w.opt.cost(dir); c > 0 && used+c > w.opt.MaxDescriptors {
+				err = &budgetError{dir: dir, cost: c, used: used, max: w.opt.MaxDescriptors}
+				if live[dir] {
+					_ = w.fw.Remove(dir)
+				}
+			} else {
+				used += c
+			}
+		}
 		switch {
+		case err != nil:
 		case w.fw == nil:
 			err = w.fwErr
 		case !live[dir]:
@@ -445,7 +484,11 @@ func (w *Watcher) sync() {
 	if w.fw == nil {
 		backend = "polling"
 	}
-	w.status.Store(&protocol.WatcherStatus{Backend: backend, Debounce: w.opt.Debounce.String(), Dirs: dirs, Polling: polled})
+	st := &protocol.WatcherStatus{Backend: backend, Debounce: w.opt.Debounce.String(), Dirs: dirs, Polling: polled}
+	if used > 0 {
+		st.Descriptors, st.MaxDescriptors = used, w.opt.MaxDescriptors
+	}
+	w.status.Store(st)
 	w.store.setWatchInfo(info)
 }
 
@@ -547,8 +590,21 @@ func statFingerprint(path string) string {
 	return strings.Join([]string{strconv.Itoa(int(ino)), strconv.Itoa(int(fi.Size())), fi.ModTime().String(), strconv.Itoa(int(ctime))}, "|")
 }
 
+// budgetError: watching a directory would take more descriptors than are left.
+type budgetError struct {
+	dir             string
+	cost, used, max int
+}
+
+func (e *budgetError) Error() string {
+	return fmt.Sprintf("watching %s would take %d file descriptors (kqueue: one per entry), and %d of the watcher's %d are in use", e.dir, e.cost, e.used, e.max)
+}
+
 func describeWatchErr(err error) string {
+	var be *budgetError
 	switch {
+	case errors.As(err, &be):
+		return "descriptor budget: " + be.Error()
 	case errors.Is(err, syscall.ENOSPC):
 		return "inotify watch limit reached (fs.inotify.max_user_watches)"
 	case errors.Is(err, syscall.EMFILE):

@@ -205,3 +205,43 @@ func TestWatcherOverflowReloadsEverything(t *testing.T) {
 	errs <- fmt.Errorf("reading events: %w", fsnotify.ErrEventOverflow)
 	w.waitCommands(t, "user:u1", "project:p2")
 }
+
+// TestWatcherDescriptorBudget runs the kqueue descriptor budget on Linux with kqueue's
+// cost (watchcost_kqueue.go: one descriptor for the directory and one per entry): the
+// directories that fit are watched, the next one — here the project's .claude, made
+// large — is polled with the reason in status, and its changes still reload.
+func TestWatcherDescriptorBudget(t *testing.T) {
+	w := newWorld(t)
+	w.write("project", hooksFile("p1"))
+	w.commands()
+	claudeDir := filepath.Join(w.proj, ".claude")
+	for i := 0; i < 40; i++ { // a busy .claude: 40 more entries
+		if err := os.WriteFile(filepath.Join(claudeDir, fmt.Sprintf("junk-%d", i)), nil, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	kqueueCost := func(dir string) int {
+		ents, err := os.ReadDir(dir)
+		if err != nil {
+			return 1
+		}
+		return 1 + len(ents)
+	}
+	wt := w.watch(t, WatchOptions{PollInterval: 10 * time.Millisecond, MaxDescriptors: 30, cost: kqueueCost})
+	st := wt.Status()
+	if st.MaxDescriptors != 30 || st.Descriptors == 0 || st.Descriptors > 30 {
+		t.Fatalf("status descriptors %d of %d, want some of 30", st.Descriptors, st.MaxDescriptors)
+	}
+	if slices.Contains(st.Dirs, claudeDir) {
+		t.Fatalf("%s (%d descriptors) is watched within a budget of 30: %v", claudeDir, kqueueCost(claudeDir), st.Dirs)
+	}
+	s := w.state("project")
+	if s.Watch == nil || s.Watch.Mode != "polling" || !strings.Contains(s.Watch.Detail, "descriptor budget") {
+		t.Fatalf("project watch = %+v, want polling because of the descriptor budget", s.Watch)
+	}
+	if u := w.state("user"); u.Watch == nil || u.Watch.Mode != "watching" {
+		t.Errorf("user watch = %+v, want watching (it fits)", u.Watch)
+	}
+	w.write("project", hooksFile("p2"))
+	w.waitCommands(t, "project:p2")
+}

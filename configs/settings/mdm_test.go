@@ -1,0 +1,187 @@
+package settings
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"reflect"
+	"strings"
+	"testing"
+
+	"github.com/hookd/hookd/events"
+	"github.com/hookd/hookd/rules"
+)
+
+// The fixtures in testdata/mdm were written by Python's plistlib (make.py), not by the
+// decoder under test.
+func readFixture(t testing.TB, name string) []byte {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join("testdata", "mdm", name))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
+
+// What `plutil -convert json` makes of the profile (make.py's dict).
+const profileJSON = `{"allowManagedHooksOnly":false,"env":{"ORG":"acme"},"hooks":{"PreToolUse":[{"hooks":[{"command":"mdm-guard","timeout":5.5,"type":"command"}],"matcher":"Bash"}]},"permissions":{"deny":["Bash(curl:*)"]}}`
+
+func TestDecodeMDMProfile(t *testing.T) {
+	var want any
+	if err := json.Unmarshal([]byte(profileJSON), &want); err != nil {
+		t.Fatal(err)
+	}
+	for _, name := range []string{"profile.binary.plist", "profile.xml.plist"} {
+		t.Run(name, func(t *testing.T) {
+			out, err := DecodeMDMProfile(readFixture(t, name))
+			if err != nil {
+				t.Fatal(err)
+			}
+			var got any
+			if err := json.Unmarshal(out, &got); err != nil {
+				t.Fatalf("not JSON: %v\n%s", err, out)
+			}
+			if !reflect.DeepEqual(got, want) {
+				t.Fatalf("got  %s\nwant %s", out, profileJSON)
+			}
+		})
+	}
+	for _, tt := range []struct{ name, want string }{
+		{"date.xml.plist", "deployed: a date value, which JSON cannot hold (plutil -convert json fails on it, and Claude Code refuses to start)"},
+		{"array.xml.plist", "the top level is an array, not a dictionary of settings"},
+	} {
+		if _, err := DecodeMDMProfile(readFixture(t, tt.name)); err == nil || !strings.Contains(err.Error(), tt.want) {
+			t.Errorf("%s: %v, want %q", tt.name, err, tt.want)
+		}
+	}
+	if _, err := DecodeMDMProfile([]byte("bplist00\xff\xff")); err == nil {
+		t.Error("a truncated binary plist decoded")
+	}
+}
+
+// The deny rule and the hook of an MDM profile are managed settings.
+func TestMDMProfileIsManagedSettings(t *testing.T) {
+	ref := FileRef{Path: "/Library/Managed Preferences/ann/com.anthropic.claudecode.plist", Kind: KindManaged, Channel: ChannelMDM}
+	f, err := ParseFile(ref, readFixture(t, "profile.binary.plist"), "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(f.Handlers) != 1 || f.Handlers[0].Command != "mdm-guard" || f.Handlers[0].Source != KindManaged {
+		t.Fatalf("handlers: %+v", f.Handlers)
+	}
+	if len(f.Rules) != 1 || f.Rules[0].Text != "Bash(curl:*)" || f.Rules[0].Origin.Source != "managed" {
+		t.Fatalf("rules: %+v", f.Rules)
+	}
+	// A profile Claude Code cannot read is an invalid file that names it.
+	if _, err := ParseFile(ref, readFixture(t, "date.xml.plist"), ""); err == nil || !strings.Contains(err.Error(), ref.Path+": MDM profile: deployed:") {
+		t.Fatalf("date profile: %v", err)
+	}
+}
+
+func parseManaged(t *testing.T, path, channel, content string) *File {
+	t.Helper()
+	f, err := ParseFile(FileRef{Path: path, Kind: KindManaged, Channel: channel}, []byte(content), "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return f
+}
+
+// Claude Code's channel precedence: the MDM profile alone unless it says "merge";
+// hookd's drop-in skipped under it is an error-level finding.
+func TestManagedChannelPrecedence(t *testing.T) {
+	dropIn := parseManaged(t, "/etc/claude-code/managed-settings.d/50-hookd.json", ChannelFile,
+		`{"allowManagedHooksOnly": true, "hooks": {"PreToolUse": [{"hooks": [{"type": "command", "command": "hookc"}]}]}}`)
+	base := parseManaged(t, "/etc/claude-code/managed-settings.json", ChannelFile, `{"permissions": {"deny": ["Read(//secrets/**)"]}}`)
+	mdmRef := "/Library/Managed Preferences/com.anthropic.claudecode.plist"
+	firstWins, err := ParseFile(FileRef{Path: mdmRef, Kind: KindManaged, Channel: ChannelMDM}, readFixture(t, "profile.binary.plist"), "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	merge, err := ParseFile(FileRef{Path: mdmRef, Kind: KindManaged, Channel: ChannelMDM}, readFixture(t, "merge.binary.plist"), "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	user := parseManaged(t, "/home/u/.claude/settings.json", ChannelFile, `{}`)
+	user.Ref.Kind = KindUser
+
+	// No MDM profile: the file channel.
+	s := Compile([]*File{base, dropIn, user})
+	if s.Managed.Channel != "file" || s.Managed.Behavior != "first-wins" || len(s.Managed.Skipped) != 0 || s.RoutedBy != dropIn.Ref.Path {
+		t.Fatalf("file channel: %+v routed by %q", s.Managed, s.RoutedBy)
+	}
+
+	// The MDM profile wins alone: the drop-in and managed-settings.json are skipped.
+	s = Compile([]*File{base, dropIn, firstWins, user})
+	if s.Managed.Channel != "mdm" || s.Managed.Behavior != "first-wins" || !reflect.DeepEqual(s.Managed.InEffect, []string{mdmRef}) {
+		t.Fatalf("first-wins: %+v", s.Managed)
+	}
+	if s.RoutedBy != "" {
+		t.Errorf("the skipped drop-in still routes: %q", s.RoutedBy)
+	}
+	if len(s.Managed.Skipped) != 2 || s.Managed.Skipped[0].IsError() || !s.Managed.Skipped[1].IsError() ||
+		!strings.Contains(s.Managed.Skipped[1].Message, "forwards no event to hookd") {
+		t.Fatalf("skipped: %+v", s.Managed.Skipped)
+	}
+	if m := s.Rules.Evaluate(readCall("/secrets/k")); m.Decision == "deny" {
+		t.Errorf("the skipped managed-settings.json's deny rule still binds")
+	}
+	if !strings.Contains(s.Managed.String(), "mdm (first-wins): "+mdmRef) {
+		t.Errorf("String() = %q", s.Managed.String())
+	}
+
+	// managedSourcesBehavior "merge": every channel applies.
+	s = Compile([]*File{base, dropIn, merge, user})
+	if s.Managed.Channel != "mdm" || s.Managed.Behavior != "merge" || len(s.Managed.Skipped) != 0 || len(s.Managed.InEffect) != 3 || s.RoutedBy != dropIn.Ref.Path {
+		t.Fatalf("merge: %+v routed by %q", s.Managed, s.RoutedBy)
+	}
+	if m := s.Rules.Evaluate(readCall("/secrets/k")); m.Decision != "deny" {
+		t.Errorf("under merge managed-settings.json's deny rule does not bind")
+	}
+	run, _ := s.Match(Query{Event: mustEvent(t, "PreToolUse"), MatchValue: "Bash"})
+	if len(run) != 1 || run[0].Command != "mdm-guard" {
+		t.Errorf("the MDM hook is not matched: %v", run)
+	}
+
+	// An untrusted MDM profile cannot switch the file channel off.
+	untrusted, _ := ParseFile(FileRef{Path: mdmRef, Kind: KindManaged, Channel: ChannelMDM}, readFixture(t, "profile.binary.plist"), "")
+	Untrust(untrusted, "untrusted managed file: x")
+	s = Compile([]*File{base, dropIn, untrusted, user})
+	if len(s.Managed.Skipped) != 0 || s.RoutedBy != dropIn.Ref.Path {
+		t.Fatalf("untrusted MDM profile skipped files: %+v", s.Managed)
+	}
+}
+
+func mustEvent(t *testing.T, name string) *events.Event {
+	t.Helper()
+	ev, ok := events.Lookup(name)
+	if !ok {
+		t.Fatal(name)
+	}
+	return ev
+}
+
+func FuzzDecodeMDMProfile(f *testing.F) {
+	for _, name := range []string{"profile.binary.plist", "profile.xml.plist", "merge.binary.plist", "date.xml.plist", "array.xml.plist"} {
+		f.Add(readFixture(f, name))
+	}
+	f.Add([]byte(`{ hooks = { }; }`)) // OpenStep
+	f.Add([]byte("bplist00"))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		out, err := DecodeMDMProfile(data)
+		if err != nil {
+			return
+		}
+		var m map[string]any
+		if err := json.Unmarshal(out, &m); err != nil {
+			t.Fatalf("decoded to something that is not a JSON object: %v\n%q", err, out)
+		}
+		if len(out) > MaxFileBytes {
+			t.Fatalf("%d bytes", len(out))
+		}
+	})
+}
+
+func readCall(path string) rules.Call {
+	return rules.Call{Tool: "Read", Input: map[string]any{"file_path": path}, Cwd: "/p", Home: "/home/u"}
+}
