@@ -3,6 +3,7 @@ package rules
 import (
 	"encoding/json"
 	"os"
+	"strings"
 	"testing"
 )
 
@@ -59,5 +60,16 @@ func TestIssueFormsDenied(t *testing.T) {
 				t.Logf("%s: command %q fail_closed=%v unresolved=%q", l, m.Command, m.FailClosed, m.Unresolved)
 			}
 		})
+	}
+}
+
+// TestMatchTextBounded: what a match reports about a huge command is clipped.
+func TestMatchTextBounded(t *testing.T) {
+	r, _ := Parse("Bash(rm:*)", Deny, projectOrigin)
+	for _, cmd := range []string{strings.Repeat("echo x; ", 1<<18), "bash -c \"$X " + strings.Repeat("y", 100000) + "\""} {
+		m := NewSet([]*Rule{r}).Evaluate(Call{Tool: "Bash", Input: map[string]any{"command": cmd}})
+		if m.Decision != DecisionDeny || len(m.Command) > 1100 || len(m.Unresolved) > 1100 {
+			t.Errorf("%d-byte command: decision %q, command %d bytes, unresolved %d bytes", len(cmd), m.Decision, len(m.Command), len(m.Unresolved))
+		}
 	}
 }

@@ -1,5 +1,10 @@
 package rules
 
+import (
+	"fmt"
+	"unicode/utf8"
+)
+
 // List names the permission list a rule belongs to.
 type List string
 
@@ -175,12 +180,28 @@ func (s *Set) Evaluate(c Call) Match {
 func (x *evalCtx) matched(d Decision, r *Rule, failClosed bool) Match {
 	m := Match{Decision: d, Rule: r, FailClosed: failClosed}
 	if x.c.Tool == "Bash" && r.spec == specBash {
-		m.Command = x.hit.command
+		m.Command = clipText(x.hit.command)
 		if failClosed {
-			m.Unresolved = x.hit.unresolved
+			m.Unresolved = clipText(x.hit.unresolved)
 		}
 	}
 	return m
+}
+
+// maxMatchText bounds Match.Command and Match.Unresolved: they travel in
+// reasons, frames, logs and audit records, and a command may be megabytes.
+const maxMatchText = 1024
+
+// clipText shortens s to maxMatchText bytes on a rune boundary, marking the cut.
+func clipText(s string) string {
+	if len(s) <= maxMatchText {
+		return s
+	}
+	i := maxMatchText
+	for i > 0 && !utf8.RuneStart(s[i]) {
+		i--
+	}
+	return s[:i] + fmt.Sprintf("… (%d bytes in all)", len(s))
 }
 
 // Resolution is a merged hook decision resolved against the rules.

@@ -125,13 +125,14 @@ func Analyze(cmd string) *Analysis {
 		return a
 	}
 	f := newFacts()
-	parses := map[string]parseResult{}
+	var parses map[string]parseResult
 	for walk := 1; ; walk++ {
 		a.Commands, a.Writes, a.Expands = make([]Command, 0, 8+len(cmd)/64), nil, false
 		st := &walkState{parses: parses}
 		w := &walker{a: a, st: st, facts: f, env: newVarEnv()}
 		w.ev = wordEval{src: cmd, env: w.env, facts: f, cr: s.CR, expand: &a.Expands}
 		w.stmts(s.File.Stmts, ctx{definite: true})
+		parses = st.parses
 		if st.truncated {
 			a.unresolved("the command runs more than " + fmt.Sprint(maxSubs) + " commands: the rest was not analysed")
 		}
@@ -1536,6 +1537,9 @@ func (w *walker) parseInner(text string) (*bash.Script, error) {
 	}
 	w.st.parsed += len(text)
 	s, err := bash.Parse(text)
+	if w.st.parses == nil {
+		w.st.parses = map[string]parseResult{}
+	}
 	w.st.parses[text] = parseResult{s, err}
 	return s, err
 }

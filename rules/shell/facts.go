@@ -37,9 +37,12 @@ type facts struct {
 	// an assignment to a variable whose name is not a literal, …).
 	poison string
 
-	neg   map[string]bool // questions answered "no" so far
-	dirty bool            // a "no" became a "yes": walk again
+	neg   map[negKey]struct{} // questions answered "no" so far
+	dirty bool                // a "no" became a "yes": walk again
 }
+
+// negKey is a question: a kind ("var", "alias", …) and a name.
+type negKey struct{ kind, name string }
 
 type assignKind uint8
 
@@ -48,26 +51,31 @@ const (
 	assignAny
 )
 
-func newFacts() *facts {
-	return &facts{assigned: map[string]assignKind{}, aliases: map[string]bool{}, hashed: map[string][]string{},
-		intAttr: map[string]bool{}, neg: map[string]bool{}}
-}
+// newFacts returns empty facts; their maps are made on first write (most
+// commands never write them).
+func newFacts() *facts { return &facts{} }
 
 // asked records a question answered "no".
-func (f *facts) asked(key string) { f.neg[key] = true }
+func (f *facts) asked(kind, name string) {
+	if f.neg == nil {
+		f.neg = map[negKey]struct{}{}
+	}
+	f.neg[negKey{kind, name}] = struct{}{}
+}
 
-// learnt records that the answer to key is now "yes".
-func (f *facts) learnt(key string) {
-	if f.neg[key] {
+// learnt records that the answer to a question is now "yes".
+func (f *facts) learnt(kind, name string) {
+	k := negKey{kind, name}
+	if _, ok := f.neg[k]; ok {
 		f.dirty = true
-		delete(f.neg, key)
+		delete(f.neg, k)
 	}
 }
 
 // flag reads a boolean fact, remembering a "no".
 func (f *facts) flag(key string, v bool) bool {
 	if !v {
-		f.asked(key)
+		f.asked(key, "")
 	}
 	return v
 }
@@ -75,7 +83,7 @@ func (f *facts) flag(key string, v bool) bool {
 func (f *facts) setFlag(key string, p *bool) {
 	if !*p {
 		*p = true
-		f.learnt(key)
+		f.learnt(key, "")
 	}
 }
 
@@ -118,15 +126,18 @@ func (f *facts) kind(name string, posRun bool) varKind {
 	case assignAny:
 		return kindRun
 	}
-	f.asked("var:" + name)
+	f.asked("var", name)
 	return kindEnv
 }
 
 // assign records that the script assigns name (anywhere, by any means).
 func (f *facts) assign(name string, k assignKind) {
 	if old := f.assigned[name]; old < k {
+		if f.assigned == nil {
+			f.assigned = map[string]assignKind{}
+		}
 		f.assigned[name] = k
-		f.learnt("var:" + name)
+		f.learnt("var", name)
 	}
 	if eff, ok := interpreted(name); ok {
 		eff(f, name)
@@ -143,14 +154,17 @@ func (f *facts) isAlias(name string) bool {
 	if f.aliases[name] {
 		return true
 	}
-	f.asked("alias:" + name)
+	f.asked("alias", name)
 	return false
 }
 
 func (f *facts) addAlias(name string) {
 	if !f.aliases[name] {
+		if f.aliases == nil {
+			f.aliases = map[string]bool{}
+		}
 		f.aliases[name] = true
-		f.learnt("alias:" + name)
+		f.learnt("alias", name)
 	}
 }
 
@@ -159,9 +173,10 @@ func (f *facts) addAlias(name string) {
 func (f *facts) hash(name string) (paths []string, known, ok bool) {
 	ps, ok := f.hashed[name]
 	if !ok {
-		f.asked("hash:" + name)
+		f.asked("hash", name)
 		return nil, true, false
 	}
+	f.asked("hashpaths", name) // a path added later changes this answer too
 	for _, p := range ps {
 		if p == "" {
 			return ps, false, true
@@ -172,12 +187,15 @@ func (f *facts) hash(name string) (paths []string, known, ok bool) {
 
 func (f *facts) addHash(name, p string) {
 	if !containsStr(f.hashed[name], p) {
+		if f.hashed == nil {
+			f.hashed = map[string][]string{}
+		}
 		_, had := f.hashed[name]
 		f.hashed[name] = append(f.hashed[name], p)
 		if !had {
-			f.learnt("hash:" + name)
+			f.learnt("hash", name)
 		} else {
-			f.dirty = f.dirty || f.neg["hashpath:"+name]
+			f.learnt("hashpaths", name)
 		}
 	}
 }
@@ -186,15 +204,18 @@ func (f *facts) isInt(name string) bool {
 	if f.intAttr[name] || f.intAny {
 		return true
 	}
-	f.asked("int:" + name)
-	f.asked("intAny")
+	f.asked("int", name)
+	f.asked("intAny", "")
 	return false
 }
 
 func (f *facts) addInt(name string) {
 	if !f.intAttr[name] {
+		if f.intAttr == nil {
+			f.intAttr = map[string]bool{}
+		}
 		f.intAttr[name] = true
-		f.learnt("int:" + name)
+		f.learnt("int", name)
 	}
 }
 
@@ -234,13 +255,13 @@ func interpreted(name string) (func(f *facts, name string), bool) {
 func (f *facts) setStartup(why string) {
 	if f.startup == "" {
 		f.startup = why
-		f.learnt("startup")
+		f.learnt("startup", "")
 	}
 }
 
 func (f *facts) startupReason() string {
 	if f.startup == "" {
-		f.asked("startup")
+		f.asked("startup", "")
 	}
 	return f.startup
 }

@@ -146,7 +146,9 @@ func Parse(src string) (*Script, error) {
 		}
 		text, comments = string(b), nil
 	}
-	s.Notes = FixCoprocs(s.File)
+	if strings.Contains(text, "coproc") {
+		s.Notes = FixCoprocs(s.File)
+	}
 	return s, nil
 }
 
