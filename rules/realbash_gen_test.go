@@ -59,29 +59,14 @@ var wrappersOracle = []string{
 	"env -C / ", "env --chdir=/ ", "env -- ",
 }
 
-// scriptWrappersOracle run a quoted script.
-var scriptWrappersOracle = []func(q string) string{
-	func(q string) string { return "bash -c " + q },
-	func(q string) string { return "sh -c " + q },
-	func(q string) string { return "bash -o pipefail -c " + q },
-	func(q string) string { return "bash -euc " + q },
-	func(q string) string { return "bash -c -- " + q },
-	func(q string) string { return "/bin/sh -c " + q + " argv0" },
-	func(q string) string { return "dash -c " + q },
-	func(q string) string { return "script -qc " + q + " /dev/null" },
+// scriptWrappersOracle run a quoted script: those of the mvdan differential
+// (differential_test.go) and more.
+var scriptWrappersOracle = append(append([]func(q string) string(nil), scriptWrappers...),
 	func(q string) string { return "flock @D@ -c " + q },
-	func(q string) string { return "trap " + q + " EXIT" },
 	func(q string) string { return "trap -- " + q + " EXIT" },
-	func(q string) string { return "eval " + q },
 	func(q string) string { return "builtin eval " + q },
 	func(q string) string { return "command eval " + q },
-	func(q string) string { return "env -S " + q },
-	func(q string) string { return "bash -s <<< " + q },
-	func(q string) string { return "sh <<< " + q },
-	func(q string) string { return "bash /dev/stdin <<< " + q },
-	func(q string) string { return ". /dev/stdin <<< " + q },
 	func(q string) string { return "source -- /dev/stdin <<< " + q },
-	func(q string) string { return "echo " + q + " | sh" },
 	func(q string) string { return "echo " + q + " | bash -s" },
 	func(q string) string { return "xargs sh -c " + q + " _ <<< x" },
 	func(q string) string { return "find @D@ -maxdepth 0 -exec sh -c " + q + " \\;" },
@@ -99,27 +84,23 @@ var scriptWrappersOracle = []func(q string) string{
 	func(q string) string { return "set -o history; history -s " + q + "; fc -s" },
 	func(q string) string { return "bash <<'E'\n" + unquote(q) + "\nE" },
 	func(q string) string { return "bash <<E\n" + unquote(q) + "\nE" },
-}
+)
 
 // unquote undoes quote for here-documents.
 func unquote(q string) string {
 	return strings.ReplaceAll(strings.TrimSuffix(strings.TrimPrefix(q, "'"), "'"), `'\''`, "'")
 }
 
-// constructsOracle place a command C somewhere it runs.
-var constructsOracle = []string{
-	"C", "true && C", "false || C", "true; C", "echo | { C; }", "{ C; } | cat", "( C )", "{ C; }", "if true; then C; fi",
-	"if C; then :; fi", "if false; then :; else C; fi", "if false; then :; elif C; then :; fi", "case a in a) C;; esac",
-	"case a in (a) C;; esac", "while C; do break; done", "until C; do :; done", "for i in 1; do C; done",
-	"for ((i=0; i<1; i++)); do C; done", "f() { C; }; f", "function g { C; }; g", "function h() ( C ); h", "time C",
-	"time { C; }", "coproc { C; }; wait", "coproc C | cat; wait", "coproc NAME { C; }; wait", "! C", "{ ! { C; }; }",
-	"[[ $( C ) ]]", "echo $((1 + $( C )))", "echo $( C )", "echo \"$( C )\"", "cat <(C)", "tee >(C) </dev/null",
-	"x=$( C )", "C & wait", "C > /dev/null 2>&1", "C 2>&1 | tee /dev/null", "select x in a; do C; break; done <<< 1",
-	"echo ${X:-$( C )}", "declare y=$( C )", "f() { local z=$( C ); }; f", "[ -n \"$( C )\" ]", "((n = $( C )))",
+// constructsOracle place a command C somewhere it runs: those of the mvdan
+// differential and more.
+var constructsOracle = append(append([]string(nil), constructs...),
+	"if false; then :; elif C; then :; fi", "case a in (a) C;; esac", "function h() ( C ); h",
+	"coproc { C; }; wait", "coproc C | cat; wait", "coproc NAME { C; }; wait", "! C", "tee >(C) </dev/null",
+	"C 2>&1 | tee /dev/null", "select x in a; do C; break; done <<< 1", "f() { local z=$( C ); }; f",
 	"ls # note \\\nC", "ls #\\\nC", "echo a \r# ; C", "C\r", "echo `C`", "echo \"`C`\"", "{ C\n}", "C; exit",
 	"trap 'C' EXIT", "command_not_found_handle() { C; }; nosuchcommand", "set -e; C", "cat <<E\n$( C )\nE",
 	":;:;:;:;:;:;:;:;:;:; C", "until ! C; do :; done", "C | true", "true | C", "C |& cat", "exec 2>&1; C",
-}
+)
 
 // attacks are the issue's forms, with C a command that runs rm and R an
 // rm command line whose parts may be split up.
