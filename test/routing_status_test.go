@@ -13,15 +13,16 @@ import (
 // named. Without the drop-in, nothing of it is said.
 func TestRoutingDropInStatus(t *testing.T) {
 	e := NewEnv(t)
-	e.WriteSettings("user", `{"hooks":{"WorktreeCreate":[{"hooks":[{"type":"command","command":"make-tree"}]}],"PreToolUse":[{"matcher":"Bash","hooks":[{"type":"command","command":"true"}]}]}}`)
-	e.WriteSettings("project", `{"hooks":{"FileChanged":[{"matcher":".envrc","hooks":[{"type":"command","command":"direnv-reload"}]}]}}`)
+	e.WriteSettings("user", `{"hooks":{"WorktreeCreate":[{"hooks":[{"type":"command","command":"true make-tree"}]}],"PreToolUse":[{"matcher":"Bash","hooks":[{"type":"command","command":"true"}]}]}}`)
+	e.WriteSettings("project", `{"hooks":{"FileChanged":[{"matcher":".envrc","hooks":[{"type":"command","command":"true direnv-reload"}]}]}}`)
 	user, project := e.SettingsPath("user"), e.SettingsPath("project")
+	// (Every program here exists: validate would rightly call a missing one an error.)
 
 	v := e.Hookd("", "validate")
 	if v.Code != 0 || strings.Contains(v.Stdout, "routed by") || strings.Contains(v.Stdout, "runs nowhere") {
 		t.Fatalf("validate without the drop-in: exit %d\n%s%s", v.Code, v.Stdout, v.Stderr)
 	}
-	if r := e.Hookd("", "install", "claude-code", "--scope", "managed", "--hookc", "/usr/local/bin/hookc"); r.Code != 0 {
+	if r := e.Hookd("", "install", "claude-code", "--scope", "managed", "--hookc", bins.hookc); r.Code != 0 {
 		t.Fatalf("install: %d\n%s%s", r.Code, r.Stdout, r.Stderr)
 	}
 	dropIn := filepath.Join(e.Managed, "managed-settings.d", "50-hookd.json")

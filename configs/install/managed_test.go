@@ -73,8 +73,14 @@ func TestManagedDropIn(t *testing.T) {
 		if err != nil {
 			continue
 		}
-		if ref.Path == dropIn && len(f.Warnings) > 0 {
-			t.Errorf("drop-in warnings: %v", f.Warnings)
+		if ref.Path == dropIn {
+			for _, w := range f.Warnings {
+				// fwd is a made-up path: the linter's finding that it does not exist is
+				// right, and tested in configs/settings (TestLintCommands).
+				if !strings.Contains(w.Message, "hookd's forwarder: program "+fwd+" does not exist") {
+					t.Errorf("drop-in warning: %v", w)
+				}
+			}
 		}
 		files = append(files, f)
 	}

@@ -216,6 +216,7 @@ func ParseFile(ref FileRef, data []byte, home string) (*File, error) {
 	if err := d.settings(root, f); err != nil {
 		return nil, err
 	}
+	d.lint(f)
 	f.Warnings = d.warns
 	return f, nil
 }
@@ -543,13 +544,7 @@ func (d *decoder) hooks(n *jsontree.Node, s *Settings, f *File) error {
 		field := "hooks." + name
 		ev, ok := events.Lookup(name)
 		if !ok {
-			msg := "unknown hook event; skipped (as Claude Code does)"
-			for _, known := range events.Names() {
-				if strings.EqualFold(known, name) {
-					msg = fmt.Sprintf("unknown hook event (event names are case-sensitive: did you mean %s?); skipped", known)
-				}
-			}
-			d.warn(field, "%s", msg)
+			d.finding(field, "%s", unknownEvent(name)) // lint.go
 			continue
 		}
 		if v.Kind != jsontree.Array {

@@ -2,6 +2,7 @@ package settings
 
 import (
 	"fmt"
+	"os"
 	"path/filepath"
 	"reflect"
 	"strings"
@@ -18,15 +19,21 @@ import (
 func TestHookdFilesBesideTheirOrigin(t *testing.T) {
 	tr := newTree(t)
 	proj := tr.src.ProjectDir
+	// The forwarder must exist, or the linter says so (rightly).
+	hookc := filepath.Join(t.TempDir(), "hookc")
+	write(t, hookc, "#!/bin/sh\n")
+	if err := os.Chmod(hookc, 0o755); err != nil {
+		t.Fatal(err)
+	}
 	tr.set(t, "user", hooksJSON("PreToolUse", "Bash", "user-native"))
 	tr.set(t, "project", `{
 		"permissions": {"deny": ["Bash(rm *)"]},
 		"hooks": {"PreToolUse": [{"matcher": "*", "hooks": [
-			{"type": "command", "command": "/opt/hookd/bin/hookc", "timeout": 630},
+			{"type": "command", "command": "`+hookc+`", "timeout": 630},
 			{"type": "prompt", "prompt": "judge $ARGUMENTS"},
 			{"type": "command", "command": "added-after-install"}]}]}}`)
 	write(t, filepath.Join(proj, ".claude", "hookd.json"), `{
-		"hookd": {"version": 1, "installed_from": "x", "forwarder": "/opt/hookd/bin/hookc", "original_hooks": {}},
+		"hookd": {"version": 1, "installed_from": "x", "forwarder": "`+hookc+`", "original_hooks": {}},
 		"hooks": {"PreToolUse": [{"matcher": "Bash", "hooks": [
 			{"type": "command", "command": "moved-project"},
 			{"type": "command", "command": "moved-if", "if": "Edit(/src/**)"}]}]}}`)
@@ -55,7 +62,7 @@ func TestHookdFilesBesideTheirOrigin(t *testing.T) {
 			if h.Source != KindLocal {
 				t.Errorf("moved-local: source %q", h.Source)
 			}
-		case "/opt/hookd/bin/hookc", "added-after-install":
+		case "`+hookc+`", "added-after-install":
 			if r := s.Reason(h); !strings.Contains(r, "run by Claude Code") && !strings.Contains(r, "forwards events") {
 				t.Errorf("%s: reason %q", h.Command, r)
 			}
