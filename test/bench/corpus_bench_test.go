@@ -39,10 +39,13 @@ import (
 //	make bench-corpus                               # 5 pairs, model delay 0, 500 ms, 2 s
 //	HOOKD_CORPUS_PAIRS=1 HOOKD_CORPUS_SETUPS=claudia,selfish HOOKD_CORPUS_DELAYS=0 make bench-corpus
 //
-// HOOKD_CORPUS_MODES=native,hookd,http runs each pair in those three modes side by side
-// (the order rotating per pair): "hookd" is the default hookc transport, "http" installs
-// with `--transport http` (docs/http-forwarder.md); each non-native mode gets its own rows
-// ("setup [hookc]", "setup [http]") against the same native runs. The http transport
+// HOOKD_CORPUS_MODES=native,hookd,exec,http runs each pair in those modes side by side
+// (the order rotating per pair): "hookd" is the hookc transport with shell-form forwarders
+// (`sh -c 'hookc …'` per event), "exec" with exec-form forwarders (Claude Code spawns hookc
+// itself; what install writes for Claude Code 2.1.139+), "http" installs with `--transport
+// http` (docs/http-forwarder.md; its remaining hookc forwarders in the exec form); each
+// non-native mode gets its own rows ("setup [hookc]", "setup [hookc exec]", "setup
+// [http]") against the same native runs. The http transport
 // installs only into user and local settings, so with "http" among the modes a setup's
 // project-scope hooks are written to the user's settings.json in every mode (the same
 // hooks, run the same way by Claude Code). Default: native,hookd. "nohooks" runs the same
@@ -104,8 +107,8 @@ func BenchmarkCorpus(b *testing.B) {
 			b.Fatalf("HOOKD_CORPUS_MODES: the first mode must be native (the baseline), got %q", v)
 		}
 		for _, m := range modes[1:] {
-			if m != "hookd" && m != "http" && m != "nohooks" {
-				b.Fatalf("HOOKD_CORPUS_MODES: %q is not native, hookd, http or nohooks", m)
+			if m != "hookd" && m != "exec" && m != "http" && m != "nohooks" {
+				b.Fatalf("HOOKD_CORPUS_MODES: %q is not native, hookd, exec, http or nohooks", m)
 			}
 		}
 	}
@@ -122,7 +125,7 @@ func BenchmarkCorpus(b *testing.B) {
 				for _, m := range modes[1:] {
 					id := s.id
 					if len(modes) > 2 || m != "hookd" {
-						id += " [" + map[string]string{"hookd": "hookc", "http": "http", "nohooks": "no hooks"}[m] + "]"
+						id += " [" + corpusModeLabel[m] + "]"
 					}
 					mrows[m] = &corpusRow{setup: id, delay: delay, ceiling: m == "nohooks"}
 				}
@@ -167,6 +170,9 @@ func BenchmarkCorpus(b *testing.B) {
 	b.ReportMetric(0, "ns/op")
 	Section(b, "corpus", renderCorpus(rows, classes, manifest, pairs, load0, loadAvg3(), time.Since(start)))
 }
+
+// corpusModeLabel names a mode in the table's rows.
+var corpusModeLabel = map[string]string{"hookd": "hookc", "exec": "hookc exec", "http": "http", "nohooks": "no hooks"}
 
 // corpusPathNote says what `python3` is in the sessions (SessionPATH), for the table.
 var corpusPathNote string
@@ -230,7 +236,10 @@ func expandScript(turns []claudeapi.Turn, proj string) []claudeapi.Turn {
 
 const corpusToolCalls = 8
 
-// mode is native, hookd (hookc transport) or http (--transport http); projectAsUser
+// mode is native, hookd (shell-form hookc forwarders: Claude Code runs `sh -c 'hookc
+// --timeout …'`), exec (exec-form hookc forwarders: Claude Code spawns hookc itself, what
+// install writes for Claude Code 2.1.139+), http (--transport http; its remaining hookc
+// forwarders in the exec form) or nohooks; projectAsUser
 // writes project-scope hooks into the user's settings.json (the http transport installs
 // into user and local settings only; the user's file, outside the repository, leaves
 // `git status` as the project file would).
@@ -297,7 +306,7 @@ func runCorpusSession(tb testing.TB, claude, corpus, hookdBin, hookcBin string, 
 		"XDG_CACHE_HOME=" + filepath.Join(w.home, ".cache")}
 	r := &corpusRun{events: map[string][]float64{}, hookdHooks: map[string][]float64{}, started: map[string]int{}}
 	var daemon *testutil.Daemon
-	if mode == "hookd" || mode == "http" {
+	if mode == "hookd" || mode == "exec" || mode == "http" {
 		env = append(env, protocol.EnvSocket+"="+sock)
 		global := []string{"--user-dir", filepath.Join(w.home, ".claude"), "--managed-dir", filepath.Join(side, "managed"), "--state-dir", filepath.Join(side, "state"), "--socket", sock}
 		port := ""
@@ -308,8 +317,13 @@ func runCorpusSession(tb testing.TB, claude, corpus, hookdBin, hookcBin string, 
 		}
 		for scope := range scopes {
 			args := append(append([]string{}, global...), "install", "claude-code", "--scope", scope, "--project", w.proj, "--hookc", hookcBin)
-			if mode == "http" {
-				args = append(args, "--transport", "http", "--http-port", port)
+			switch mode {
+			case "hookd":
+				args = append(args, "--forwarder-form", "shell")
+			case "exec":
+				args = append(args, "--forwarder-form", "exec")
+			case "http":
+				args = append(args, "--forwarder-form", "exec", "--transport", "http", "--http-port", port)
 			}
 			cmd := exec.Command(hookdBin, args...)
 			cmd.Env, cmd.Dir = env, w.proj

@@ -11,7 +11,8 @@ import (
 // BenchmarkForwarderDispatch measures what each way of reaching hookd costs Claude Code
 // per event, with a hook that does nothing (`true` on PreToolUse Bash, in the user's
 // settings): natively (Claude Code spawns `sh -c true`), through hookd over hookc (Claude
-// Code spawns hookc, hookc forwards over the Unix socket, hookd spawns `true`), and
+// Code spawns `sh -c 'hookc …'` in the shell form, or hookc itself in the exec form; hookc
+// forwards over the Unix socket, hookd spawns `true`), and
 // through hookd over http (`hookd install --transport http`: Claude Code POSTs the event,
 // hookd spawns `true`). Whole sessions of the corpus benchmark's script (runCorpusSession,
 // 8 tool calls, model answering at once), the three modes in rotating order per round.
@@ -35,7 +36,7 @@ func BenchmarkForwarderDispatch(b *testing.B) {
 		return map[string]map[string]any{"user": {"hooks": map[string]any{"PreToolUse": []any{cmdHook("Bash", "true")}}}}, nil
 	}}
 	hookd, hookc := Bins(b)
-	modes := []string{"native", "hookd", "http"}
+	modes := []string{"native", "hookd", "exec", "http"}
 	type acc struct{ span, hook, wall, cpu []float64 }
 	res := map[string]*acc{}
 	for _, m := range modes {
@@ -44,7 +45,7 @@ func BenchmarkForwarderDispatch(b *testing.B) {
 	load0 := loadAvg3()
 	for i := 0; i < b.N; i++ {
 		for r := 0; r < rounds; r++ {
-			order := append(append([]string{}, modes[r%3:]...), modes[:r%3]...)
+			order := append(append([]string{}, modes[r%len(modes):]...), modes[:r%len(modes)]...)
 			for _, mode := range order {
 				run, err := runCorpusSession(b, claude, "", hookd, hookc, trivial, mode, 0, false)
 				if err != nil {
@@ -61,11 +62,11 @@ func BenchmarkForwarderDispatch(b *testing.B) {
 	}
 	b.ReportMetric(0, "ns/op")
 	var t strings.Builder
-	fmt.Fprintf(&t, "Produced by `HOOKD_DISPATCH_ROUNDS=%d go test -run '^$' -bench '^BenchmarkForwarderDispatch$' -benchtime 1x ./test/bench/` on %d rounds of three sessions (8 tool calls each, the model answering at once, order rotating). Load average (1, 5, 15 min) at the start: %s; at the end: %s. The machine is shared: compare the rows of one run.\n\n", rounds, rounds, load0, loadAvg3())
+	fmt.Fprintf(&t, "Produced by `HOOKD_DISPATCH_ROUNDS=%d go test -run '^$' -bench '^BenchmarkForwarderDispatch$' -benchtime 1x ./test/bench/` on %d rounds of four sessions (8 tool calls each, the model answering at once, order rotating). Load average (1, 5, 15 min) at the start: %s; at the end: %s. The machine is shared: compare the rows of one run.\n\n", rounds, rounds, load0, loadAvg3())
 	t.WriteString("| forwarder | PreToolUse as Claude Code reports it (median ms) | hookd's own time for the hook (median ms) | Claude Code's side (difference) | session wall (median s) | session CPU (median s) |\n|---|---:|---:|---:|---:|---:|\n")
 	for _, m := range modes {
 		a := res[m]
-		name := map[string]string{"native": "none (native `sh -c true`)", "hookd": "hookc → Unix socket", "http": "http (`--transport http`)"}[m]
+		name := map[string]string{"native": "none (native `sh -c true`)", "hookd": "hookc, shell form (`sh -c 'hookc …'`) → Unix socket", "exec": "hookc, exec form (`args`, no shell) → Unix socket", "http": "http (`--transport http`)"}[m]
 		hook, diff := "—", "—"
 		if len(a.hook) > 0 {
 			hook = fmt.Sprintf("%.1f", medianF(a.hook))
