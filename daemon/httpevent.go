@@ -22,7 +22,9 @@ const ClientHTTP = "http"
 // HandleHTTP answers one event that arrived over the HTTP forwarder. The hooks run with
 // the environment the session's hookc events sent (sessionenv.go), plus CLAUDE_EFFORT from
 // the payload's effort.level, which Claude Code sets for tool events and Stop but not for
-// SessionStart. A session with no stored environment is never run with hookd's own: the
+// SessionStart. An event whose session has no stored environment yet waits for it (up to
+// sessionEnvWait: the SessionStart forwarder may be async). A session with none is never
+// run with hookd's own: the
 // event gets the fail-closed answer (events.FailClosed: a deny or block where the event
 // can block) with a reason, and the audit log records it. ev is nil with an error.
 func (e *Engine) HandleHTTP(ctx context.Context, payload []byte) (*protocol.Result, *events.Event, error) {
@@ -35,7 +37,8 @@ func (e *Engine) HandleHTTP(ctx context.Context, payload []byte) (*protocol.Resu
 	var se *sessionEnv
 	ok := false
 	if e.envs != nil {
-		se, ok = e.envs.get(h.SessionID)
+		// The session's async SessionStart forwarder may still be on its way.
+		se, ok = e.envs.wait(ctx, h.SessionID, sessionEnvWait)
 	}
 	if !ok {
 		return e.refuseHTTP(ctx, payload, h, ev, caller,

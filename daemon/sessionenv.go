@@ -2,6 +2,7 @@ package daemon
 
 import (
 	"bytes"
+	"context"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
@@ -47,10 +48,20 @@ type sessionEnvs struct {
 	log *zap.Logger
 	mu  sync.Mutex
 	m   map[string]*sessionEnv
+	// stored is closed (and replaced) whenever put stores an environment: wait's wake-up.
+	stored chan struct{}
+	// unannounced are sessions whose wait ran out: later events of theirs do not wait.
+	unannounced map[string]bool
 }
 
+// sessionEnvWait bounds how long an http event of a session with no stored environment
+// waits for one. The SessionStart forwarder of an install whose SessionStart runs no hook
+// is async (install.forwarders: it only carries the environment, so Claude Code need not
+// wait for it), and the session's first http event can arrive before its hookc has.
+const sessionEnvWait = 10 * time.Second
+
 func newSessionEnvs(stateDir string, log *zap.Logger) *sessionEnvs {
-	s := &sessionEnvs{log: log, m: map[string]*sessionEnv{}}
+	s := &sessionEnvs{log: log, m: map[string]*sessionEnv{}, stored: make(chan struct{}), unannounced: map[string]bool{}}
 	if stateDir != "" {
 		s.dir = filepath.Join(stateDir, "session-env")
 		s.prune(time.Now())
@@ -82,6 +93,9 @@ func (s *sessionEnvs) put(session, project string, env []string) {
 	}
 	e := &sessionEnv{SessionID: session, ProjectDir: project, Env: clean, Saved: time.Now().UTC()}
 	s.m[session] = e
+	delete(s.unannounced, session)
+	close(s.stored)
+	s.stored = make(chan struct{})
 	if s.dir == "" {
 		return
 	}
@@ -126,6 +140,35 @@ func (s *sessionEnvs) get(session string) (*sessionEnv, bool) {
 	}
 	s.m[session] = &e
 	return &e, true
+}
+
+// wait is get, waiting up to d (or ctx) for the session's environment to be stored when
+// none is yet. A session that once ran out of the wait does not wait again (it was never
+// announced to this daemon: its events fail closed at once until its next hookc event).
+func (s *sessionEnvs) wait(ctx context.Context, session string, d time.Duration) (*sessionEnv, bool) {
+	timer := time.NewTimer(d)
+	defer timer.Stop()
+	for {
+		if e, ok := s.get(session); ok || session == "" {
+			return e, ok
+		}
+		s.mu.Lock()
+		stored, gaveUp := s.stored, s.unannounced[session]
+		s.mu.Unlock()
+		if gaveUp {
+			return nil, false
+		}
+		select {
+		case <-stored:
+		case <-ctx.Done():
+			return nil, false
+		case <-timer.C:
+			s.mu.Lock()
+			s.unannounced[session] = true
+			s.mu.Unlock()
+			return s.get(session)
+		}
+	}
 }
 
 // readPrivate reads a file only if it is a regular file owned by this uid with no group or

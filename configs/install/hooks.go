@@ -240,7 +240,8 @@ func Forwarding(event string, hooked bool) (forward bool, why string) {
 //
 // With ep (--transport http), the events of HTTPEvents get an http handler posting to
 // hookd instead (httpHandler), and SessionStart always gets a hookc forwarder: its
-// environment is what the session's http events run with.
+// environment is what the session's http events run with (async when no SessionStart
+// hook is behind it).
 func forwarders(moved hooksValue, fwd hookcCmd, ep *HTTPEndpoint) hooksValue {
 	slowest := map[string]time.Duration{}
 	explicit := map[string]time.Duration{}
@@ -306,6 +307,11 @@ func forwarders(moved hooksValue, fwd hookcCmd, ep *HTTPEndpoint) hooksValue {
 		}
 		if ep != nil && HTTPEvents[name] {
 			handler = httpHandler(ep, ev, timeout)
+		} else if ep != nil && name == "SessionStart" && !movedEvents[name] {
+			// Only the session's environment rides on it (no SessionStart hook to answer
+			// for): async, so the session does not wait for an exec. The daemon lets the
+			// session's first http events wait for the environment (daemon/sessionenv.go).
+			handler = append(handler, jsonobj.Member{Key: "async", Value: json.RawMessage("true")})
 		} else if failClosed[name] {
 			// A moved hook fails closed: so must its forwarder. Should hookc itself time
 			// out or fail to start, Claude Code then blocks as it would have for the

@@ -216,3 +216,35 @@ func TestIsHTTPForwarder(t *testing.T) {
 		}
 	}
 }
+
+// TestHTTPSessionStartForwarderAsync: under --transport http the SessionStart forwarder
+// that only carries the session's environment (no SessionStart hook behind it) is async —
+// the session does not wait for its exec — and one with a SessionStart hook to answer for
+// is not.
+func TestHTTPSessionStartForwarderAsync(t *testing.T) {
+	for name, c := range map[string]struct {
+		settings string
+		async    bool
+	}{
+		"environment only": {httpOriginal, true},
+		"a SessionStart hook": {strings.Replace(httpOriginal, `"Stop": [`, `"SessionStart": [{"hooks": [{"type": "command", "command": "ctx.sh"}]}], "Stop": [`, 1), false},
+	} {
+		w := newWorld(t, c.settings)
+		o := w.opts()
+		o.Scope, o.HTTP = settings.KindLocal, testEP
+		o.Settings = filepath.Join(w.proj, ".claude", "settings.local.json")
+		w.settings = o.Settings
+		w.write(c.settings)
+		w.installWith(o)
+		fw := forwardersOf(t, w.read(w.settings))
+		ss := fw["SessionStart"]
+		if len(ss) != 1 || ss[0]["type"] != "command" || (ss[0]["async"] == true) != c.async {
+			t.Errorf("%s: SessionStart forwarder %v, want async %v", name, ss, c.async)
+		}
+		for ev, hs := range fw {
+			if ev != "SessionStart" && hs[0]["async"] != nil {
+				t.Errorf("%s: %s forwarder is async: %v", name, ev, hs[0])
+			}
+		}
+	}
+}
