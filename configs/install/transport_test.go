@@ -226,7 +226,7 @@ func TestHTTPSessionStartForwarderAsync(t *testing.T) {
 		settings string
 		async    bool
 	}{
-		"environment only": {httpOriginal, true},
+		"environment only":    {httpOriginal, true},
 		"a SessionStart hook": {strings.Replace(httpOriginal, `"Stop": [`, `"SessionStart": [{"hooks": [{"type": "command", "command": "ctx.sh"}]}], "Stop": [`, 1), false},
 	} {
 		w := newWorld(t, c.settings)
