@@ -33,8 +33,26 @@ if [ -z "${GORELEASER:-}" ]; then
 	fi
 fi
 
+# The build identity, from git alone: a tagged commit is its tag's version; any other is
+# a semver pre-release of the next patch after the last tag (0.0.0 before the first):
+# 0.4.1-dev.12.gabc1234 (12 commits after v0.4.0), .dirty for a modified tree.
 export SOURCE_DATE_EPOCH=${SOURCE_DATE_EPOCH:-$(git log -1 --format=%ct)}
 export TZ=UTC LC_ALL=C
+export HOOKD_COMMIT=${HOOKD_COMMIT:-$(git rev-parse HEAD)}
+export HOOKD_DATE=$(date -u -d "@$SOURCE_DATE_EPOCH" +%Y-%m-%dT%H:%M:%SZ 2>/dev/null || date -u -r "$SOURCE_DATE_EPOCH" +%Y-%m-%dT%H:%M:%SZ)
+if [ -z "${HOOKD_VERSION:-}" ]; then
+	if tag=$(git describe --tags --exact-match --match 'v[0-9]*' 2>/dev/null); then
+		HOOKD_VERSION=${tag#v}
+	else
+		last=$(git describe --tags --abbrev=0 --match 'v[0-9]*' 2>/dev/null || echo v0.0.0)
+		n=$(git rev-list --count "$( [ "$last" = v0.0.0 ] && echo HEAD || echo "$last..HEAD")")
+		IFS=. read -r major minor patch <<<"${last#v}"
+		[ "$last" = v0.0.0 ] || patch=$((patch + 1))
+		HOOKD_VERSION=$major.$minor.${patch%%-*}-dev.$n.g$(git rev-parse --short=12 HEAD)
+	fi
+	git diff --quiet HEAD 2>/dev/null || HOOKD_VERSION=$HOOKD_VERSION.dirty
+fi
+export HOOKD_VERSION
 
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
