@@ -24,7 +24,7 @@ BENCHTIME ?= 1x
 UNIT_TIMEOUT ?= 15m
 SOAK_TIMEOUT ?= 40m
 
-.PHONY: help build run test unit conformance e2e pin-claude soak faults fleet bench bench-corpus fuzz lint clean
+.PHONY: help build run test unit conformance e2e pin-claude soak faults fleet bench bench-corpus fuzz lint clean release release-check
 
 help: ## list targets
 	@awk 'BEGIN{FS=":.*## "} /^[a-z][a-z0-9-]*:.*## /{printf "  %-11s %s\n", $$1, $$2}' $(MAKEFILE_LIST)
@@ -119,3 +119,9 @@ lint: ## go vet, staticcheck, gofmt, import promises, package size (<= 3,500 non
 
 clean: ## remove build output
 	rm -rf $(BIN)
+
+release: ## snapshot release of this commit into dist/: archives (linux, darwin once it builds), SHA256SUMS, SHA256SUMS.sig (docs/releasing.md)
+	packaging/release.sh
+
+release-check: ## what CI runs once: two release builds byte-identical, verify passes and fails after a byte flip, the formula, go install …@version offline (tens of minutes)
+	$(GO) test -tags release -count=1 -v -timeout 90m ./test/release/

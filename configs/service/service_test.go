@@ -3,6 +3,7 @@ package service
 import (
 	"encoding/xml"
 	"errors"
+	"flag"
 	"io"
 	"os"
 	"os/exec"
@@ -304,5 +305,35 @@ func TestManagerLaunchd(t *testing.T) {
 	}
 	if _, err := For("windows", testDescription(t), Paths{}, nil); err == nil {
 		t.Fatal("windows: no error")
+	}
+}
+
+var updateExamples = flag.Bool("update", false, "rewrite configs/examples' service files from the generator")
+
+// TestExamplesAreGenerated: the shipped examples (configs/examples) are what `hookd service
+// install` writes for a binary in /usr/local/bin and the default socket, so they cannot
+// drift from the generator. `go test ./configs/service -run Examples -update` rewrites them.
+func TestExamplesAreGenerated(t *testing.T) {
+	d := Description{Exe: "/usr/local/bin/hookd", Socket: "/run/user/1000/hookd/hookd.sock", Grace: 10 * time.Second}
+	units, err := Systemd(d, "../examples")
+	if err != nil {
+		t.Fatal(err)
+	}
+	d.Socket, d.LogDir = "/Users/me/Library/Caches/hookd/hookd.sock", "/Users/me/Library/Logs/hookd"
+	agent, err := Launchd(d, "../examples")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range append(units, agent...) {
+		if *updateExamples {
+			if err := os.WriteFile(f.Path, f.Content, 0o644); err != nil {
+				t.Fatal(err)
+			}
+			continue
+		}
+		got, err := os.ReadFile(f.Path)
+		if err != nil || string(got) != string(f.Content) {
+			t.Errorf("%s is not what the generator writes (%v); run go test ./configs/service -run Examples -update", f.Path, err)
+		}
 	}
 }

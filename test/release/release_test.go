@@ -50,10 +50,20 @@ func mustRun(t *testing.T, dir string, env []string, name string, args ...string
 	return out
 }
 
-// release runs `make release` into dist with key and returns the files a user downloads.
-func release(t *testing.T, dist, key string) map[string][]byte {
+// release builds the release of the commit checked out in the repository, in a fresh
+// clone at src (so that two builds differ in their path, and nothing uncommitted leaks
+// in), with gocache as the Go build cache ("": the shared one), into dist, signed with
+// key; it returns the files a user downloads.
+func release(t *testing.T, src, gocache, dist, key string) map[string][]byte {
 	t.Helper()
-	mustRun(t, repoRoot(), []string{"DIST=" + dist, "HOOKD_SIGNING_KEY=" + key}, filepath.Join(repoRoot(), "packaging", "release.sh"))
+	commit := strings.TrimSpace(mustRun(t, repoRoot(), nil, "git", "rev-parse", "HEAD"))
+	mustRun(t, "", nil, "git", "clone", "--quiet", "--no-checkout", repoRoot(), src)
+	mustRun(t, src, nil, "git", "checkout", "--quiet", "--detach", commit)
+	env := []string{"DIST=" + dist, "HOOKD_SIGNING_KEY=" + key}
+	if gocache != "" {
+		env = append(env, "GOCACHE="+gocache)
+	}
+	mustRun(t, src, env, filepath.Join(src, "packaging", "release.sh"))
 	files := map[string][]byte{}
 	ents, err := os.ReadDir(dist)
 	if err != nil {
@@ -110,7 +120,8 @@ func extract(t *testing.T, archive []byte, name, to string) {
 	}
 }
 
-// TestReleaseReproducibleSignedVerified: two builds of one commit are byte-identical;
+// TestReleaseReproducibleSignedVerified: two builds of one commit are byte-identical
+// (different directories, one from an empty build cache);
 // every archive holds hookd, hookc, LICENSE and README.md owned by root and dated by the
 // commit; the binaries say the version and commit; the documented verification passes, and
 // fails after one byte of an archive — or of SHA256SUMS — is changed.
@@ -118,8 +129,11 @@ func TestReleaseReproducibleSignedVerified(t *testing.T) {
 	tmp := t.TempDir()
 	key := filepath.Join(tmp, "release-key")
 	mustRun(t, tmp, nil, "ssh-keygen", "-q", "-t", "ed25519", "-N", "", "-C", "release@hookd.dev", "-f", key)
-	a := release(t, filepath.Join(tmp, "a"), key)
-	b := release(t, filepath.Join(tmp, "b"), key)
+	// Two builds: one with the shared build cache, one from an empty cache in another
+	// directory — the second compiles everything again, so equal bytes are not the cache's.
+	a := release(t, filepath.Join(tmp, "src-a"), "", filepath.Join(tmp, "a"), key)
+	b := release(t, filepath.Join(tmp, "src-b", "elsewhere"), filepath.Join(tmp, "gocache"), filepath.Join(tmp, "b"), key)
+	t.Cleanup(func() { _ = exec.Command("chmod", "-R", "u+w", filepath.Join(tmp, "gocache")).Run() })
 
 	var names []string
 	for n := range a {
@@ -235,7 +249,7 @@ func TestReleaseReproducibleSignedVerified(t *testing.T) {
 }
 
 // TestGoInstallFromModule: `go install github.com/hookd/hookd/cmd/...@VERSION` works from
-// the module as a proxy would serve it — the committed tree zipped by golang.org/x/mod/zip
+// the module as a proxy would serve it — the committed tree (git archive) zipped by golang.org/x/mod/zip
 // into a file:// proxy, dependencies from the local module cache, no network — and the
 // installed hookd reports that version.
 func TestGoInstallFromModule(t *testing.T) {
@@ -249,7 +263,11 @@ func TestGoInstallFromModule(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := modzip.CreateFromVCS(zf, module.Version{Path: mod, Version: version}, repoRoot(), "HEAD", ""); err != nil {
+	// The committed tree (git archive: no untracked caches, as a tag would be served).
+	tree := filepath.Join(tmp, "tree")
+	_ = os.MkdirAll(tree, 0o755)
+	mustRun(t, repoRoot(), nil, "sh", "-c", "git archive HEAD | tar -x -C "+tree)
+	if err := modzip.CreateFromDir(zf, module.Version{Path: mod, Version: version}, tree); err != nil {
 		t.Fatal(err)
 	}
 	zf.Close()
@@ -262,7 +280,9 @@ func TestGoInstallFromModule(t *testing.T) {
 	bin := filepath.Join(tmp, "bin")
 	env := []string{
 		"GOPROXY=file://" + filepath.Join(tmp, "proxy") + ",file://" + filepath.Join(modcache, "cache", "download"),
-		"GONOSUMDB=" + mod, "GOFLAGS=-mod=mod", "GOTOOLCHAIN=local",
+		// The checksum database is not reachable offline: the dependencies' hashes are
+		// checked below against hookd's go.sum instead, from the binary's build record.
+		"GOSUMDB=off", "GOFLAGS=-mod=mod", "GOTOOLCHAIN=local",
 		"GOPATH=" + filepath.Join(tmp, "gopath"), "GOMODCACHE=" + filepath.Join(tmp, "modcache"), "GOBIN=" + bin,
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Minute)
@@ -280,5 +300,20 @@ func TestGoInstallFromModule(t *testing.T) {
 	}
 	if out := mustRun(t, tmp, nil, filepath.Join(bin, "hookc"), "--version"); !strings.HasPrefix(out, "hookc dev\n") {
 		t.Fatalf("hookc --version: %s", out)
+	}
+	// Every dependency compiled in is the one go.sum pins, hash for hash.
+	gosum := mustRun(t, repoRoot(), nil, "git", "show", "HEAD:go.sum")
+	deps := 0
+	for _, line := range strings.Split(mustRun(t, tmp, nil, "go", "version", "-m", filepath.Join(bin, "hookd")), "\n") {
+		f := strings.Fields(line)
+		if len(f) == 4 && f[0] == "dep" {
+			deps++
+			if !strings.Contains(gosum, f[1]+" "+f[2]+" "+f[3]+"\n") {
+				t.Errorf("dependency %s %s %s is not what go.sum pins", f[1], f[2], f[3])
+			}
+		}
+	}
+	if deps < 5 {
+		t.Fatalf("go version -m listed %d dependencies", deps)
 	}
 }
