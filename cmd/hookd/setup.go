@@ -4,8 +4,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
-	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -19,7 +17,6 @@ import (
 	"github.com/hookd/hookd/configs/install"
 	"github.com/hookd/hookd/configs/service"
 	"github.com/hookd/hookd/configs/settings"
-	"github.com/hookd/hookd/protocol"
 )
 
 // setupRecord is what `hookd setup` started that `hookd setup --undo` must stop: kept in
@@ -160,13 +157,13 @@ func setupDo(c *cli.Context, harness string) error {
 			return exitError{2, fmt.Sprintf("setup: hookd service install failed (exit %d) %v", code, errOrNil(err))}
 		}
 		if !dry {
-			waitReachable(d.Socket, 30*time.Second) // the first connection starts it
+			service.WaitReachable(d.Socket, 30*time.Second) // the first connection starts it
 		}
 	} else {
 		fmt.Fprintf(w, "no %s service manager runs for this user (%s)\n", m.Kind, why)
 		rec.Service = "background"
 		switch {
-		case reachable(d.Socket):
+		case service.Reachable(d.Socket):
 			fmt.Fprintf(w, "hookd already answers on %s; leaving it running\n", d.Socket)
 			if old, err := readSetupRecord(state); err == nil && old.Service == "background" {
 				rec.PID = old.PID
@@ -174,7 +171,14 @@ func setupDo(c *cli.Context, harness string) error {
 		case dry:
 			fmt.Fprintf(w, "would start: hookd serve in the background (log: %s); it would not survive a reboot\n", filepath.Join(state, "hookd.log"))
 		default:
-			pid, err := startBackground(c, state, d.Socket)
+			self, err := os.Executable()
+			if err != nil {
+				return err
+			}
+			if err := os.MkdirAll(state, 0o700); err != nil {
+				return err
+			}
+			pid, err := service.Background(self, append(globalArgs(c), "serve"), filepath.Join(state, "hookd.log"), d.Socket)
 			if err != nil {
 				return exitError{2, "setup: starting hookd: " + err.Error()}
 			}
@@ -232,81 +236,6 @@ func setupFiles(c *cli.Context, harness string, m *service.Manager, available bo
 		files = append(files, filepath.Join(state, "hookd.log")+" (the background daemon's log)")
 	}
 	return append(files, filepath.Join(state, setupFile))
-}
-
-func reachable(sock string) bool {
-	if protocol.CheckSocket(sock) != nil {
-		return false
-	}
-	c, err := net.DialTimeout("unix", sock, time.Second)
-	if err != nil {
-		return false
-	}
-	c.Close()
-	return true
-}
-
-func waitReachable(sock string, d time.Duration) bool {
-	deadline := time.Now().Add(d)
-	for !reachable(sock) {
-		if time.Now().After(deadline) {
-			return false
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
-	return true
-}
-
-// startBackground starts `hookd serve` in a session of its own, its output appended to
-// <state>/hookd.log, and waits until it answers.
-func startBackground(c *cli.Context, state, sock string) (int, error) {
-	self, err := os.Executable()
-	if err != nil {
-		return 0, err
-	}
-	if err := os.MkdirAll(state, 0o700); err != nil {
-		return 0, err
-	}
-	logf, err := os.OpenFile(filepath.Join(state, "hookd.log"), os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o600)
-	if err != nil {
-		return 0, err
-	}
-	defer logf.Close()
-	cmd := exec.Command(self, append(globalArgs(c), "serve")...)
-	cmd.Stdout, cmd.Stderr = logf, logf
-	cmd.Dir = "/"
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
-	if err := cmd.Start(); err != nil {
-		return 0, err
-	}
-	pid := cmd.Process.Pid
-	exited := make(chan error, 1)
-	go func() { exited <- cmd.Wait() }()
-	deadline := time.After(30 * time.Second)
-	for !reachable(sock) {
-		select {
-		case err := <-exited:
-			tail, _ := readTail(filepath.Join(state, "hookd.log"), 2000)
-			return 0, fmt.Errorf("hookd serve exited (%v):\n%s", err, tail)
-		case <-deadline:
-			return pid, fmt.Errorf("hookd serve (pid %d) did not answer on %s within 30 s; see %s", pid, sock, filepath.Join(state, "hookd.log"))
-		case <-time.After(50 * time.Millisecond):
-		}
-	}
-	return pid, nil
-}
-
-func readTail(path string, n int64) (string, error) {
-	f, err := os.Open(path)
-	if err != nil {
-		return "", err
-	}
-	defer f.Close()
-	if fi, err := f.Stat(); err == nil && fi.Size() > n {
-		_, _ = f.Seek(-n, io.SeekEnd)
-	}
-	b, err := io.ReadAll(f)
-	return string(b), err
 }
 
 func readSetupRecord(state string) (setupRecord, error) {
@@ -380,7 +309,7 @@ func stopBackground(c *cli.Context, pid int) (bool, error) {
 		return false, fmt.Errorf("stopping hookd (pid %d): %w", pid, err)
 	}
 	deadline := time.Now().Add(30 * time.Second)
-	for reachable(c.String("socket")) {
+	for service.Reachable(c.String("socket")) {
 		if time.Now().After(deadline) {
 			return false, errors.New("hookd (pid " + strconv.Itoa(pid) + ") did not stop within 30 s")
 		}
