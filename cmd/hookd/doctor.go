@@ -98,3 +98,10 @@ func doctorStatus(c *cli.Context) (*protocol.Status, error) {
 	}
 	return &st, nil
 }
+
+// claudeVersion and compareVersions: `claude --version` and dotted-version order, shared
+// with install's forwarder form (install_form.go).
+var (
+	claudeVersion   = doctor.ClaudeVersion
+	compareVersions = doctor.CompareVersions
+)

@@ -382,8 +382,8 @@ func checkRouting(e *env, _ []forwarderFile) {
 	}
 }
 
-// claudeVersion runs `claude --version` ("2.1.332 (Claude Code)").
-func claudeVersion(bin string) (string, error) {
+// ClaudeVersion runs `claude --version` ("2.1.332 (Claude Code)").
+func ClaudeVersion(bin string) (string, error) {
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	out, err := exec.CommandContext(ctx, bin, "--version").Output()
@@ -394,8 +394,8 @@ func claudeVersion(bin string) (string, error) {
 	return v, nil
 }
 
-// compareVersions compares dotted numeric versions (2.1.332 < 2.1.1000).
-func compareVersions(a, b string) int {
+// CompareVersions compares dotted numeric versions (2.1.332 < 2.1.1000).
+func CompareVersions(a, b string) int {
 	as, bs := strings.Split(a, "."), strings.Split(b, ".")
 	for i := 0; i < max(len(as), len(bs)); i++ {
 		var x, y int
@@ -422,12 +422,12 @@ func checkClaudeCode(e *env, _ []forwarderFile) {
 		e.add("claude-code", LevelInfo, "no claude on PATH (hookd was checked against Claude Code "+checked+")", "")
 		return
 	}
-	v, err := claudeVersion(bin)
+	v, err := ClaudeVersion(bin)
 	if err != nil || v == "" {
 		e.add("claude-code", LevelWarning, fmt.Sprintf("%s --version failed: %v", bin, err), "")
 		return
 	}
-	switch compareVersions(v, checked) {
+	switch CompareVersions(v, checked) {
 	case 0:
 		e.add("claude-code", LevelOK, fmt.Sprintf("%s is Claude Code %s, the version hookd was checked against", bin, v), "")
 	case 1:
