@@ -2,6 +2,7 @@ package main
 
 import (
 	"encoding/json"
+	"io"
 	"errors"
 	"fmt"
 	"os"
@@ -81,18 +82,7 @@ after moving hookd or installing the http transport. See docs/service.md.`,
 						enc.SetIndent("", "  ")
 						return enc.Encode(st)
 					}
-					w := c.App.Writer
-					fmt.Fprintf(w, "manager:  %s", st.Manager)
-					if !st.Available {
-						fmt.Fprintf(w, " (not running for this user: %s)", st.Why)
-					}
-					fmt.Fprintln(w)
-					for _, f := range st.Files {
-						fmt.Fprintf(w, "file:     %s (%s)\n", f.Path, f.State)
-					}
-					if st.Available {
-						fmt.Fprintf(w, "enabled:  %s\nsocket:   %s\nservice:  %s\n", or(st.Enabled, "-"), or(st.Socket, "-"), or(st.Service, "-"))
-					}
+					_, _ = io.WriteString(c.App.Writer, st.Text())
 					if !st.Installed() {
 						return exitError{code: 1}
 					}
@@ -101,13 +91,6 @@ after moving hookd or installing the http transport. See docs/service.md.`,
 			}, "socket", "config", "managed-dir", "user-dir", "settings", "state-dir"),
 		},
 	}
-}
-
-func or(s, def string) string {
-	if s == "" {
-		return def
-	}
-	return s
 }
 
 // serviceDescription is the service for this hookd binary and the global flags given.

@@ -242,3 +242,26 @@ func (m *Manager) Status() Status {
 	}
 	return st
 }
+
+// Text is the status as `hookd service status` prints it.
+func (s Status) Text() string {
+	var b strings.Builder
+	b.WriteString("manager:  " + s.Manager)
+	if !s.Available {
+		b.WriteString(" (not running for this user: " + s.Why + ")")
+	}
+	b.WriteString("\n")
+	for _, f := range s.Files {
+		b.WriteString("file:     " + f.Path + " (" + f.State + ")\n")
+	}
+	if s.Available {
+		dash := func(v string) string {
+			if v == "" {
+				return "-"
+			}
+			return v
+		}
+		b.WriteString("enabled:  " + dash(s.Enabled) + "\nsocket:   " + dash(s.Socket) + "\nservice:  " + dash(s.Service) + "\n")
+	}
+	return b.String()
+}
