@@ -68,12 +68,12 @@ func AuditRecord(d *Decision) *audit.Record {
 	if s := d.Snapshot; s != nil {
 		r.Revision = s.Revision
 		for _, f := range s.Files {
-			r.Sources = append(r.Sources, audit.Source{File: f.Ref.Path, Source: string(f.Ref.Source()), Hash: f.Hash})
+			r.Sources = append(r.Sources, audit.Source{File: f.Ref.Path, Source: f.Ref.Label(), Hash: f.Hash})
 		}
 	}
 	for _, p := range d.Parts {
 		h := audit.Hook{
-			ID: p.Hook.ID, Source: p.Hook.Source, File: p.Hook.File, Matcher: p.Hook.Matcher, Type: p.Hook.Type,
+			ID: p.Hook.ID, Source: p.Hook.Source, File: p.Hook.File, Version: p.Hook.Version, Matcher: p.Hook.Matcher, Type: p.Hook.Type,
 			Command: p.Hook.Command, Outcome: p.Outcome, ExitCode: p.ExitCode,
 			DurationMS: float64(p.Duration.Microseconds()) / 1000, Error: p.Error,
 			Stdout: &audit.Output{Bytes: p.StdoutBytes, SHA256: p.StdoutSHA256, Truncated: p.StdoutTruncated},
@@ -92,7 +92,7 @@ func AuditRecord(d *Decision) *audit.Record {
 	}
 	for _, nr := range d.NotRun {
 		ref := nr.Ref()
-		r.Hooks = append(r.Hooks, audit.Hook{ID: ref.ID, Source: ref.Source, File: ref.File, Matcher: ref.Matcher,
+		r.Hooks = append(r.Hooks, audit.Hook{ID: ref.ID, Source: ref.Source, File: ref.File, Version: ref.Version, Matcher: ref.Matcher,
 			Type: ref.Type, Command: ref.Command, Outcome: protocol.OutcomeNotRun, Error: notRunReason(d.Snapshot, nr, d.FromClaudeCode)})
 	}
 	res := d.Result

@@ -136,12 +136,15 @@ type HookRef struct {
 	// ID is stable across reloads while the handler's place in its file is unchanged:
 	// "<source>:<file>#<Event>[<group>].hooks[<index>]".
 	ID      string `json:"id"`
-	Source  string `json:"source,omitempty"` // managed | user | project | local | flag
+	Source  string `json:"source,omitempty"` // managed | user | project | local | flag | plugin:<name>@<marketplace>
 	File    string `json:"file,omitempty"`
 	Event   string `json:"event,omitempty"`
 	Matcher string `json:"matcher,omitempty"`
 	Type    string `json:"type,omitempty"` // command | http | prompt | agent | mcp_tool
 	Command string `json:"command,omitempty"`
+	// Version is the version of the plugin the hook comes from (Source
+	// "plugin:<name>@<marketplace>"); "" for other sources.
+	Version string `json:"version,omitempty"`
 }
 
 // RuleRef names a permission rule and the settings file it came from.

@@ -61,8 +61,11 @@ type Counters struct {
 
 // SourceStatus describes one settings file.
 type SourceStatus struct {
-	Path   string `json:"path"`
-	Source string `json:"source"`
+	Path string `json:"path"`
+	// Source is managed, user, project, local, flag, hookd, plugin-registry, or
+	// "plugin:<name>@<marketplace>" for a plugin's hooks file (Version is the plugin's).
+	Source  string `json:"source"`
+	Version string `json:"version,omitempty"`
 	// State is loaded, absent, invalid (the file on disk does not parse; KeptRevision is
 	// in force), or refused (a ConfigChange hook refused the last change; see Refused).
 	State    string    `json:"state"`

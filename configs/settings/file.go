@@ -60,6 +60,9 @@ type Settings struct {
 	// ManagedSourcesBehavior is a managed file's "managedSourcesBehavior": "first-wins",
 	// "merge", or "" when absent (first-wins). See Compile.
 	ManagedSourcesBehavior string
+	// EnabledPlugins is "enabledPlugins": plugin id → enabled (nil when absent; a
+	// non-boolean value is skipped with a warning).
+	EnabledPlugins map[string]bool
 
 	// Hookd is the "hookd" object of a hookd-owned file (KindHookd): present when `hookd
 	// install claude-code` wrote the file. nil in Claude Code's own files, where the key
@@ -213,7 +216,14 @@ func ParseFile(ref FileRef, data []byte, home string) (*File, error) {
 		d.warn(dk.Key, "duplicate key at %d:%d; the last value wins (as in Claude Code)", line, col)
 	}
 	f := &File{Ref: ref, Hash: hex.EncodeToString(sum[:])}
-	if err := d.settings(root, f); err != nil {
+	decode := d.settings
+	switch ref.Kind {
+	case KindPlugin:
+		decode = d.pluginFile
+	case KindPluginRegistry:
+		decode = func(_ *jsontree.Node, f *File) error { f.Settings = &Settings{}; return nil } // valid JSON; no hooks
+	}
+	if err := decode(root, f); err != nil {
 		return nil, err
 	}
 	d.lint(f)
@@ -311,6 +321,61 @@ func (d *decoder) stringMap(n *jsontree.Node, field string) (map[string]string, 
 }
 
 // settings decodes the top-level object into f.
+// enabledPlugins decodes "enabledPlugins": an object of plugin ids to booleans.
+func (d *decoder) enabledPlugins(n *jsontree.Node) (map[string]bool, error) {
+	if n.Kind != jsontree.Object {
+		return nil, d.fail(n, "enabledPlugins", "must be an object of plugin ids (found %s)", n.What())
+	}
+	m := make(map[string]bool, len(n.Keys))
+	for i, id := range n.Keys {
+		v := n.Vals[i]
+		if v.Kind != jsontree.Bool {
+			d.findingAt(v, "enabledPlugins."+id, "a %s, not true or false: hookd does not know whether Claude Code enables the plugin; skipped", v.What())
+			continue
+		}
+		m[id] = v.Boolean
+	}
+	return m, nil
+}
+
+// pluginFile decodes a plugin's hooks file ({"description": …, "hooks": {…}}) or, for
+// its manifest, the manifest's "hooks" member when that is an object (inline hooks,
+// either that same shape or the event map itself); a path or list of paths there names
+// hooks files, which are files of their own (PluginHookFiles).
+func (d *decoder) pluginFile(root *jsontree.Node, f *File) error {
+	if root.Kind != jsontree.Object {
+		return d.fail(root, "", "a plugin hooks file must be a JSON object (found %s)", root.What())
+	}
+	s := &Settings{Keys: append([]string(nil), root.Keys...)}
+	f.Settings = s
+	hooks := root.Get("hooks")
+	if d.ref.Manifest {
+		if hooks == nil || hooks.Kind != jsontree.Object {
+			return nil // no inline hooks; the manifest's other keys are not hooks
+		}
+		if inner := hooks.Get("hooks"); inner != nil {
+			hooks = inner
+		}
+		return d.hooks(hooks, s, f)
+	}
+	for i, key := range root.Keys {
+		switch key {
+		case "hooks":
+		case "description":
+			if _, err := d.str(root.Vals[i], key); err != nil {
+				return err
+			}
+		default:
+			d.warn(key, "unknown key in a plugin hooks file; ignored")
+		}
+	}
+	if hooks == nil {
+		d.warn("hooks", "a plugin hooks file without \"hooks\": nothing to run")
+		return nil
+	}
+	return d.hooks(hooks, s, f)
+}
+
 func (d *decoder) settings(root *jsontree.Node, f *File) error {
 	if root.Kind != jsontree.Object {
 		return d.fail(root, "", "settings must be a JSON object (found %s)", root.What())
@@ -373,6 +438,8 @@ func (d *decoder) settings(root *jsontree.Node, f *File) error {
 				}
 				s.ManagedSourcesBehavior = b
 			}
+		case "enabledPlugins":
+			s.EnabledPlugins, err = d.enabledPlugins(v)
 		case "hookd":
 			if d.ref.Kind != KindHookd {
 				d.warn(key, "hookd's installation record belongs in hookd's own files (hookd.json), never in a Claude Code settings file: claude code ignores this entire file (none of its hooks run under Claude Code)")
@@ -615,7 +682,7 @@ func (d *decoder) group(ev *events.Event, g *jsontree.Node, field string, gi int
 			return grp, nil, err
 		}
 		grp.Hooks = append(grp.Hooks, spec)
-		h.ID = fmt.Sprintf("%s:%s#%s[%d].hooks[%d]", d.ref.Source(), d.ref.Path, ev.Name, gi, hi)
+		h.ID = fmt.Sprintf("%s:%s#%s[%d].hooks[%d]", d.ref.Label(), d.ref.Path, ev.Name, gi, hi)
 		h.Matcher, h.MatcherText = m, matcherText
 		h.Group, h.Index = gi, hi
 		out = append(out, h)
@@ -689,7 +756,7 @@ func (d *decoder) handler(ev *events.Event, n *jsontree.Node, field string) (Hoo
 		return spec, nil, d.fail(tn, field+".type", "%s does not accept %s handlers (it accepts %s; spec §3.4)", ev.Name, typ, typeList(ev.Types))
 	}
 	spec.Type = typ
-	h := &Handler{Event: ev, Type: ht, Source: d.ref.Source(), File: d.ref.Path, Runnable: ht.Runnable(),
+	h := &Handler{Event: ev, Type: ht, Source: d.ref.Source(), File: d.ref.Path, Runnable: ht.Runnable(), Plugin: d.ref.Plugin,
 		Raw: json.RawMessage(d.data[n.Start:n.End])}
 
 	for i, key := range n.Keys {

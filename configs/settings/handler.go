@@ -59,7 +59,9 @@ type Handler struct {
 	Matcher     *matcher.Matcher
 	MatcherText string
 
-	Source Kind   // the file's label: FileRef.Origin, or its Kind
+	Source Kind // the file's label: FileRef.Origin, or its Kind
+	// Plugin is the plugin the hook comes from (KindPlugin files); nil otherwise.
+	Plugin *Plugin
 	File   string // the settings file's path
 	Group  int    // index of the matcher group in the event's array
 	Index  int    // index of the handler in the group's "hooks"
@@ -83,13 +85,16 @@ type Handler struct {
 func (h *Handler) Ref() protocol.HookRef {
 	ref := protocol.HookRef{
 		ID:      h.ID,
-		Source:  string(h.Source),
+		Source:  h.Label(),
 		File:    h.File,
 		Matcher: h.MatcherText,
 		Type:    string(h.Type),
 	}
 	if h.Event != nil {
 		ref.Event = h.Event.Name
+	}
+	if h.Plugin != nil {
+		ref.Version = h.Plugin.Version
 	}
 	switch h.Type {
 	case events.Command:
@@ -100,6 +105,15 @@ func (h *Handler) Ref() protocol.HookRef {
 		ref.Command = h.Server + "/" + h.Tool
 	}
 	return ref
+}
+
+// Label is the hook's source name: "plugin:<name>@<marketplace>" for a plugin's hook,
+// else its file's label (managed, user, project, local, flag).
+func (h *Handler) Label() string {
+	if h.Plugin != nil {
+		return h.Plugin.Label()
+	}
+	return string(h.Source)
 }
 
 // CommandLine is the command as a person would read it: the shell string, or for the exec

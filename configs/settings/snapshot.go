@@ -72,6 +72,12 @@ type Snapshot struct {
 	// Warnings are every file's warnings, in configuration order.
 	Warnings []Warning
 
+	// Plugins are the installed plugins whose hook files contributed (KindPlugin files),
+	// by id; PluginEnabled says which are enabled.
+	Plugins map[string]*Plugin
+	// enabled is enabledPlugins resolved by precedence; forced the managed true values.
+	enabled, forced map[string]bool
+
 	all      []*Handler
 	byEvent  map[string]*eventIndex
 	reasons  map[*Handler]string
@@ -86,6 +92,19 @@ const ReasonClaudeCodeRuns = "run by Claude Code: managed hook (Claude Code runs
 // ReasonClaudeCodeRunsFile is the same for a hook of a user, project or local settings
 // file that no install has moved into hookd's file beside it, without a routing drop-in.
 const ReasonClaudeCodeRunsFile = "run by Claude Code: this settings file's hooks were not moved by `hookd install claude-code` (Claude Code runs them itself; hookd runs them only for events Claude Code did not send)"
+
+// ReasonPluginOutsideClaudeCode is why hookd does not run a plugin's hook for an event
+// another harness (or a raw client) sent: plugins are Claude Code's, enabled for it.
+const ReasonPluginOutsideClaudeCode = "plugin hooks are Claude Code's (enabled in its enabledPlugins): hookd does not run them for other harnesses"
+
+// PluginEnabled reports whether plugin id is enabled: enabledPlugins of the settings
+// files, the highest-precedence file that names it deciding, a managed true winning
+// over everything (a force-enable), as in Claude Code (spec §7).
+func (s *Snapshot) PluginEnabled(id string) bool { return s != nil && (s.forced[id] || s.enabled[id]) }
+
+// PluginForced reports whether managed settings force-enable plugin id: its hooks then
+// run under allowManagedHooksOnly too (Claude Code 2.1.101).
+func (s *Snapshot) PluginForced(id string) bool { return s != nil && s.forced[id] }
 
 // eventIndex is one event's precompiled handler list.
 type eventIndex struct {
@@ -219,11 +238,32 @@ func Compile(files []*File) *Snapshot {
 		s.urlGlobs = append(s.urlGlobs, compileURLGlob(p))
 	}
 
-	// env: apply files from lowest to highest precedence so the higher value wins.
+	// env and enabledPlugins: apply files from lowest to highest precedence so the higher
+	// value wins; a managed true force-enables.
 	byRank := append([]*File(nil), s.Files...)
 	sort.SliceStable(byRank, func(i, j int) bool { return byRank[i].Ref.precedence() < byRank[j].Ref.precedence() })
+	s.enabled, s.forced = map[string]bool{}, map[string]bool{}
 	for _, f := range byRank {
-		if f.Settings == nil || f.Settings.Env == nil {
+		if f.Settings == nil || f.Ref.Kind == KindPlugin {
+			continue
+		}
+		for id, on := range f.Settings.EnabledPlugins {
+			s.enabled[id] = on
+			if on && f.Ref.Managed() {
+				s.forced[id] = true
+			}
+		}
+	}
+	for _, f := range s.Files {
+		if f.Ref.Plugin != nil {
+			if s.Plugins == nil {
+				s.Plugins = map[string]*Plugin{}
+			}
+			s.Plugins[f.Ref.Plugin.ID] = f.Ref.Plugin
+		}
+	}
+	for _, f := range byRank {
+		if f.Settings == nil || f.Settings.Env == nil || f.Ref.Kind == KindPlugin {
 			continue
 		}
 		if s.Env == nil {
@@ -278,6 +318,9 @@ func Compile(files []*File) *Snapshot {
 			s.all = append(s.all, h)
 
 			reason, blocked := s.reason(h, disableFrom)
+			if h.Plugin != nil && !blocked {
+				reason, blocked = s.pluginReason(h, disableFrom)
+			}
 			if movedTo != "" && !blocked {
 				reason, blocked = "run by Claude Code: hookd install claude-code moved this file's command and http hooks to "+movedTo, true
 			}
@@ -289,7 +332,10 @@ func Compile(files []*File) *Snapshot {
 			native := false
 			// A hook of an untrusted managed file is never native: hookd must see it to
 			// fail its event closed (Handler.Refused).
-			if !blocked && h.Refused == "" && (reason == "" || !h.Runnable) {
+			if h.Plugin != nil && !blocked && s.pluginNative(h) {
+				native, s.native[h] = true, "run by Claude Code: a hook of "+h.Plugin.Label()+pluginVersion(h.Plugin)+" (Claude Code runs the hooks of enabled plugins itself)"
+			}
+			if !blocked && h.Refused == "" && h.Plugin == nil && (reason == "" || !h.Runnable) {
 				switch f.Ref.Kind {
 				case KindManaged:
 					native, s.native[h] = true, ReasonClaudeCodeRuns
@@ -299,7 +345,11 @@ func Compile(files []*File) *Snapshot {
 					}
 				}
 			}
-			if s.RoutedBy != "" && !blocked && !f.Ref.Managed() && !forwarded[name] {
+			if h.Plugin != nil && !blocked && !native {
+				s.RunNowhere = append(s.RunNowhere, Warning{File: f.Ref.Path, Field: "hooks." + name,
+					Message: fmt.Sprintf("%s runs nowhere: under hookd's managed drop-in %s (allowManagedHooksOnly) Claude Code does not run the hooks of %s (not force-enabled in managed enabledPlugins), and hookd does not run plugin hooks yet (docs/differences.md, \"Plugins\")", h.ID, s.RoutedBy, h.Plugin.Label())})
+			}
+			if s.RoutedBy != "" && !blocked && !f.Ref.Managed() && h.Plugin == nil && !forwarded[name] {
 				s.RunNowhere = append(s.RunNowhere, Warning{File: f.Ref.Path, Field: "hooks." + name,
 					Message: fmt.Sprintf("%s runs nowhere: under hookd's managed drop-in %s (allowManagedHooksOnly) Claude Code does not run it and does not forward %s to hookd", h.ID, s.RoutedBy, name)})
 			}
@@ -341,6 +391,11 @@ func Compile(files []*File) *Snapshot {
 // (types hookd cannot run, URLs outside the allowlist) are returned by Match as notRun.
 func (s *Snapshot) reason(h *Handler, disableFrom string) (reason string, blocked bool) {
 	managed := h.Source == KindManaged
+	if h.Plugin != nil {
+		// Governance for plugins (disableAllHooks, allowManagedHooksOnly, force-enables)
+		// is pluginReason's; only managed-wide disabling and the per-handler checks apply.
+		managed = s.forced[h.Plugin.ID]
+	}
 	switch {
 	case s.DisableManagedToo:
 		return "disableAllHooks is set in managed settings (" + disableFrom + "): no hooks run", true
@@ -364,6 +419,41 @@ func (s *Snapshot) reason(h *Handler, disableFrom string) (reason string, blocke
 		return fmt.Sprintf("url %s does not match allowedHttpHookUrls; not run", h.URL), false
 	}
 	return "", false
+}
+
+// pluginReason is reason for a plugin's hook that governance leaves on: a disabled plugin
+// is off (blocked); an enabled one is run by Claude Code (pluginNative) or, under the
+// managed drop-in, by nobody yet. hookd never runs it itself: see
+// ReasonPluginOutsideClaudeCode and docs/differences.md ("Plugins").
+func (s *Snapshot) pluginReason(h *Handler, disableFrom string) (reason string, blocked bool) {
+	id := h.Plugin.ID
+	if !s.PluginEnabled(id) {
+		return "plugin " + id + " is not enabled (enabledPlugins); Claude Code does not run its hooks", true
+	}
+	if s.DisableAllHooks && !s.forced[id] {
+		return "disableAllHooks is set (" + disableFrom + "): plugin hooks run only when managed settings force-enable the plugin", true
+	}
+	if s.ManagedOnly && !s.forced[id] {
+		return "allowManagedHooksOnly is set in managed settings: only the hooks of plugins managed settings force-enable run", true
+	}
+	if !s.pluginNative(h) {
+		return fmt.Sprintf("under hookd's managed drop-in (%s, allowManagedHooksOnly) Claude Code does not run the hooks of %s, and hookd does not run plugin hooks yet (docs/differences.md, \"Plugins\")", s.RoutedBy, h.Plugin.Label()), false
+	}
+	return ReasonPluginOutsideClaudeCode, false
+}
+
+// pluginNative: Claude Code runs the plugin's hooks itself — always, except under the
+// managed routing drop-in (allowManagedHooksOnly), which blocks every plugin managed
+// settings do not force-enable.
+func (s *Snapshot) pluginNative(h *Handler) bool {
+	return s.RoutedBy == "" || s.forced[h.Plugin.ID]
+}
+
+func pluginVersion(p *Plugin) string {
+	if p.Version == "" {
+		return ""
+	}
+	return " " + p.Version
 }
 
 // Reason says why h does not run when its event matches: "" when it runs. Useful for

@@ -24,6 +24,13 @@ const (
 	// that Claude Code no longer runs them itself. Its FileRef.Origin names the file the
 	// hooks came from, and they keep that file's standing (precedence, managed or not).
 	KindHookd Kind = "hookd"
+	// KindPlugin is a plugin's hooks: hooks/hooks.json, a hooks file its manifest names,
+	// or the manifest itself (.claude-plugin/plugin.json, FileRef.Manifest) for inline
+	// hooks. FileRef.Plugin names the plugin (plugins.go).
+	KindPlugin Kind = "plugin"
+	// KindPluginRegistry is a file that lists plugins (installed_plugins.json,
+	// known_marketplaces.json): read for its changes only, it holds no hooks.
+	KindPluginRegistry Kind = "plugin-registry"
 )
 
 // DefaultManagedDir is where Claude Code reads managed settings on this OS (spec §7):
@@ -41,6 +48,19 @@ type FileRef struct {
 	// Channel is which of Claude Code's managed channels a managed file belongs to:
 	// ChannelFile ("", also for every other kind) or ChannelMDM (a plist).
 	Channel string
+	// Plugin is the plugin a KindPlugin file belongs to; Manifest marks its
+	// .claude-plugin/plugin.json, whose "hooks" member (when an object) holds hooks.
+	Plugin   *Plugin
+	Manifest bool
+}
+
+// Label is the source name hooks of this file carry in status, validate and the audit
+// record: "plugin:<name>@<marketplace>" for a plugin's files, else Source.
+func (r FileRef) Label() string {
+	if r.Plugin != nil {
+		return r.Plugin.Label()
+	}
+	return string(r.Source())
 }
 
 // Source returns the label the file's hooks and rules carry: Origin, or Kind when Origin
@@ -158,6 +178,8 @@ type Sources struct {
 	// configuration.
 	Extra []FileRef
 	Home  string
+	// NoPlugins leaves plugins out of Files (tests of the settings files alone).
+	NoPlugins bool
 }
 
 func (s Sources) managedDir() string {
@@ -217,6 +239,25 @@ func (s Sources) Files() []FileRef {
 			e.Kind = KindFlag
 		}
 		out = append(out, e)
+	}
+	if ud := s.userDir(); ud != "" && !s.NoPlugins {
+		out = append(out, s.PluginFiles(ud)...)
+	}
+	return out
+}
+
+// PluginFiles are the plugin registry files of userDir and the hook files of every
+// plugin installed for this project (DiscoverPlugins, PluginHookFiles). Like the
+// drop-ins they depend on the disk: the store lists them again on every reload.
+func (s Sources) PluginFiles(userDir string) []FileRef {
+	var out []FileRef
+	for _, p := range PluginRegistryFiles(userDir) {
+		out = append(out, FileRef{Path: p, Kind: KindPluginRegistry})
+	}
+	plugins, _ := DiscoverPlugins(userDir, s.ProjectDir)
+	for _, p := range plugins {
+		refs, _ := PluginHookFiles(p)
+		out = append(out, refs...)
 	}
 	return out
 }

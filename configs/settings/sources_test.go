@@ -61,6 +61,9 @@ func TestSourcesFilesOrder(t *testing.T) {
 		{Path: filepath.Join(proj, ".claude", "hookd.local.json"), Kind: KindHookd, Origin: KindLocal},
 		{Path: filepath.Join(root, "flag.json"), Kind: KindFlag},
 		{Path: filepath.Join(root, "hookd", "moved.json"), Kind: KindHookd, Origin: KindProject},
+		// Last: the plugin registry (no plugin installed here, so no plugin hook files).
+		{Path: filepath.Join(home, ".claude", "plugins", "installed_plugins.json"), Kind: KindPluginRegistry},
+		{Path: filepath.Join(home, ".claude", "plugins", "known_marketplaces.json"), Kind: KindPluginRegistry},
 	}
 	if !reflect.DeepEqual(got, want) {
 		t.Errorf("Files():\n got %v\nwant %v", got, want)
@@ -92,6 +95,8 @@ func TestSourcesFilesDefaults(t *testing.T) {
 			{Path: "/etc/claude-code/managed-settings.json", Kind: KindManaged},
 			{Path: "/nonexistent/h/.claude/settings.json", Kind: KindUser},
 			{Path: "/nonexistent/h/.claude/hookd.json", Kind: KindHookd, Origin: KindUser},
+			{Path: "/nonexistent/h/.claude/plugins/installed_plugins.json", Kind: KindPluginRegistry},
+			{Path: "/nonexistent/h/.claude/plugins/known_marketplaces.json", Kind: KindPluginRegistry},
 		}},
 		{"explicit user dir, project", Sources{ManagedDir: "/nonexistent/m", UserDir: "/u", ProjectDir: "/p"}, []FileRef{
 			{Path: "/nonexistent/m/managed-settings.json", Kind: KindManaged},
@@ -101,6 +106,8 @@ func TestSourcesFilesDefaults(t *testing.T) {
 			{Path: "/p/.claude/hookd.json", Kind: KindHookd, Origin: KindProject},
 			{Path: "/p/.claude/settings.local.json", Kind: KindLocal},
 			{Path: "/p/.claude/hookd.local.json", Kind: KindHookd, Origin: KindLocal},
+			{Path: "/u/plugins/installed_plugins.json", Kind: KindPluginRegistry},
+			{Path: "/u/plugins/known_marketplaces.json", Kind: KindPluginRegistry},
 		}},
 		{"no home, no user file", Sources{ManagedDir: "/nonexistent/m"}, []FileRef{
 			{Path: "/nonexistent/m/managed-settings.json", Kind: KindManaged},

@@ -121,9 +121,11 @@ type Source struct {
 
 // Hook is one matched handler and what it did.
 type Hook struct {
-	ID      string `json:"id"`
-	Source  string `json:"source,omitempty"`
-	File    string `json:"file,omitempty"` // the settings file that defines it
+	ID     string `json:"id"`
+	Source string `json:"source,omitempty"`
+	File   string `json:"file,omitempty"` // the settings file that defines it
+	// Version is the plugin's version when Source is "plugin:<name>@<marketplace>".
+	Version string `json:"version,omitempty"`
 	Matcher string `json:"matcher,omitempty"`
 	Type    string `json:"type,omitempty"`
 	// Command is the command line (or URL); CommandSHA256 replaces it when the mask

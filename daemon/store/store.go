@@ -605,15 +605,23 @@ func (s *Store) reload(ctx context.Context, why string, paths ...string) protoco
 // when the managed-settings.d listing changed, and then reports rebuilt. Called with
 // reloadMu held.
 func (s *Store) reloadSetLocked(paths []string) (refs []settings.FileRef, rebuilt bool) {
-	base := s.base.Files() // lists managed-settings.d now
+	base := s.base.Files() // lists managed-settings.d and the installed plugins now
 	var dropIns []string
 	for _, r := range base {
-		if r.Kind == settings.KindManaged && filepath.Dir(r.Path) == s.base.ManagedDropInDir() {
+		if r.Kind == settings.KindManaged && filepath.Dir(r.Path) == s.base.ManagedDropInDir() ||
+			r.Kind == settings.KindPlugin {
 			dropIns = append(dropIns, r.Path)
 		}
 	}
 	s.mu.Lock()
 	listingChanged := !slices.Equal(dropIns, s.dropIns)
+	// A plugin registry or plugin file that changed may add or move a plugin visible
+	// only from some projects (project and local installs): list every project again.
+	for _, path := range paths {
+		if st, ok := s.files[path]; ok && (st.ref.Kind == settings.KindPluginRegistry || st.ref.Kind == settings.KindPlugin) {
+			listingChanged = true
+		}
+	}
 	s.mu.Unlock()
 	var newRefs map[string][]settings.FileRef
 	if listingChanged {
@@ -932,6 +940,9 @@ func (s *Store) Status() ([]protocol.SourceStatus, []protocol.ProjectStatus) {
 		if fs.Source == "" {
 			fs.Source = string(st.ref.Kind)
 		}
+		if p := st.ref.Plugin; p != nil {
+			fs.Source, fs.Version = p.Label(), p.Version
+		}
 		if wi, ok := watch[st.ref.Path]; ok {
 			fs.Watch = &wi
 		}
@@ -976,7 +987,11 @@ func (s *Store) Status() ([]protocol.SourceStatus, []protocol.ProjectStatus) {
 					ps.NotRunnable = append(ps.NotRunnable, h.ID+" ("+string(h.Type)+")")
 				}
 				if snap.ClaudeCodeRuns(h) {
-					ps.ClaudeCodeRuns = append(ps.ClaudeCodeRuns, h.ID)
+					id := h.ID
+					if h.Plugin != nil && h.Plugin.Version != "" {
+						id += " (version " + h.Plugin.Version + ")"
+					}
+					ps.ClaudeCodeRuns = append(ps.ClaudeCodeRuns, id)
 				}
 			}
 		}

@@ -46,6 +46,9 @@ type experiment struct {
 	// Files are written before the run: a path relative to the project, or to HOME
 	// with a "~/" prefix (skills, agents, plugins).
 	Files map[string]string
+	// Prepare runs after the files are written, before Claude Code starts (plugins are
+	// installed here, with the real `claude plugin` commands).
+	Prepare func(t *testing.T, home, proj string)
 }
 
 type outcome struct {
@@ -142,6 +145,9 @@ func run(t *testing.T, ex experiment) *outcome {
 		if err := os.WriteFile(p, []byte(body), 0o644); err != nil {
 			t.Fatal(err)
 		}
+	}
+	if ex.Prepare != nil {
+		ex.Prepare(t, home, proj)
 	}
 	srv := claudeapi.Start(t, ex.Script)
 	prompt := ex.Prompt
