@@ -196,6 +196,13 @@ var attacks = []func(g *oracleGen, c string) string{
 	func(g *oracleGen, c string) string { return "coproc LC_ALL=C " + c + " | cat; wait" },
 	func(g *oracleGen, c string) string { return "((" + c + ") )" },
 	func(g *oracleGen, c string) string { return "echo $((" + c + ") )" },
+	func(g *oracleGen, c string) string { return "/proc/self/exe -c " + quote(c) },
+	func(g *oracleGen, c string) string { return "/proc/$$/exe -c " + quote(c) },
+	func(g *oracleGen, c string) string { return "$SHELL -c " + quote(c) },
+	func(g *oracleGen, c string) string { return "$BASH " + quote(c) + " 2>/dev/null; $BASH -c " + quote(c) },
+	func(g *oracleGen, c string) string { return "exec 3</usr/bin/rm; /dev/fd/3 " + g.pick(rmArgs) },
+	func(g *oracleGen, c string) string { return "set -o history -H\n: rm " + g.pick(rmArgs) + "\n!!:1*" },
+	func(g *oracleGen, c string) string { return "\"$HOME\"/../../../../../../../usr/bin/env " + c },
 }
 
 // benignCommands run no rm (an rm word where it does not run).

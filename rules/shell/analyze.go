@@ -2,6 +2,7 @@ package shell
 
 import (
 	"fmt"
+	"path"
 	"github.com/hookd/hookd/rules/shell/bash"
 	"github.com/hookd/hookd/rules/shell/wrap"
 	"strings"
@@ -1106,10 +1107,12 @@ func (lw *layerWalk) run(ws []*cword, depth int) {
 			// what runs is unknown altogether.
 			lw.failAll("command name is not a literal: `" + name.src + "`")
 		default:
-			// A variable from the harness's environment ($EDITOR): data
-			// the command did not write; what follows is matched as
-			// written.
+			// A variable from the harness's environment ($EDITOR, $SHELL):
+			// data the command did not write. It may still name a wrapper,
+			// eval or a shell ($SHELL -c '…'), so the arguments are read the
+			// ways those would read them; what follows is matched as written.
 			lw.fail("command name is not a literal: `" + name.src + "`")
+			lw.envProgram(ws)
 		}
 	}
 	if depth == 0 && !name.quoted && !name.expand {
@@ -1126,7 +1129,13 @@ func (lw *layerWalk) run(ws []*cword, depth int) {
 		if name.dyn {
 			w.facts.setFlag("anyVar", &w.facts.anyVar)
 		}
-		return
+		// A path whose last part is literal still names that program
+		// ("$VENV/bin/env" is env, /proc/$$/exe the shell): look through it.
+		for _, n := range name.vals {
+			if strings.ContainsRune(bash.BaseName(n), Hole) {
+				return
+			}
+		}
 	}
 	// hash -p PATH NAME: NAME runs PATH.
 	var hashed []string
@@ -1165,10 +1174,47 @@ func (lw *layerWalk) run(ws []*cword, depth int) {
 	lw.layer(name.vals[0], ws, depth)
 }
 
+// envProgram reads the arguments of a program named by the environment as
+// every program that runs its arguments would: as a command (a wrapper),
+// joined as a script (eval), and as a shell's options and script (bash -c).
+// Arguments the command computes at run time fail closed.
+func (lw *layerWalk) envProgram(ws []*cword) {
+	if lw.n > 1 || len(ws) < 2 {
+		return // once per command
+	}
+	parts := make([]string, 0, len(ws)-1)
+	for _, x := range ws[1:] {
+		if x.dyn {
+			lw.failAll("arguments computed at run time given to a program named by the environment: `" + x.src + "`")
+			return
+		}
+		v, ok := x.single()
+		if !ok {
+			return // the environment's data: matched as written
+		}
+		parts = append(parts, v)
+	}
+	w := lw.w
+	lw.run(ws[1:], 1)
+	w.inner(innerScript{label: ws[0].src + " (as eval)", text: strings.Join(parts, " "), known: true}, lw.c, false)
+	sh := append([]*cword{{src: "sh", vals: []string{"sh"}}}, ws[1:]...)
+	if sc := wrap.ParseShellCall("sh", sh); sc.DashC && sc.Bad == "" {
+		v, ok := sc.Script.single()
+		w.inner(innerScript{label: ws[0].src + " -c", word: sc.Script, text: v, known: ok, args: sc.Args}, lw.c, false)
+	}
+}
+
 // layer looks at what the command named n (ws[0]) runs.
 func (lw *layerWalk) layer(n string, ws []*cword, depth int) {
 	w := lw.w
 	base := bash.BaseName(n)
+	switch procProgram(n) {
+	case "shell":
+		base = "bash" // /proc/self/exe: the shell running the command
+	case "fd":
+		lw.failAll("`" + n + "` runs a program from an open descriptor")
+		return
+	}
 	if wr := wrap.Lookup(base); wr != nil {
 		u := wrap.Peel(wr, base, ws)
 		for _, a := range u.Assigns {
@@ -1265,6 +1311,20 @@ func (lw *layerWalk) layer(n string, ws []*cword, depth int) {
 		}
 		lw.fromFile(base, ws[i], true)
 	}
+}
+
+// procProgram says what a program path under /proc or /dev/fd runs:
+// "shell" for a process's executable (/proc/self/exe: the shell itself),
+// "fd" for an open descriptor (/dev/fd/3 after exec 3</bin/rm), "" else.
+func procProgram(p string) string {
+	q := path.Clean(p)
+	switch {
+	case strings.HasPrefix(q, "/dev/fd/") || q == "/dev/stdin" || strings.HasPrefix(q, "/proc/") && strings.Contains(q, "/fd/"):
+		return "fd"
+	case strings.HasPrefix(q, "/proc/") && strings.HasSuffix(q, "/exe") && strings.Count(q, "/") == 3:
+		return "shell"
+	}
+	return ""
 }
 
 // envOnly reports whether a command word is one parameter expansion, bare

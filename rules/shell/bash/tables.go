@@ -94,10 +94,10 @@ var ShoptHarmless = map[string]bool{"autocd": true, "cdable_vars": true, "cdspel
 // SetHarmless are the set -o options the analysis models whatever their
 // value (posix and keyword change how bash reads the script).
 var SetHarmless = map[string]bool{"allexport": true, "braceexpand": true, "emacs": true, "errexit": true,
-	"errtrace": true, "functrace": true, "hashall": true, "histexpand": true, "history": true, "ignoreeof": true,
+	"errtrace": true, "functrace": true, "hashall": true, "history": true, "ignoreeof": true,
 	"interactive-comments": true, "monitor": true, "noclobber": true, "noexec": true, "noglob": true, "nolog": true,
 	"notify": true, "nounset": true, "onecmd": true, "physical": true, "pipefail": true, "privileged": true,
 	"verbose": true, "vi": true, "xtrace": true}
 
 // SetFlagsHarmless are set's one-letter options in the same sense.
-const SetFlagsHarmless = "abefhmnptuvxBCEHPT"
+const SetFlagsHarmless = "abefhmnptuvxBCEPT"

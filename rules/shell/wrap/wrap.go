@@ -925,7 +925,7 @@ func ParseShellCall[W Word](name string, ws []W) ShellCall[W] {
 				case c == 'k':
 					sc.Bad = "`" + name + " -k` reads assignments anywhere on a command line"
 					return sc
-				case strings.ContainsRune("abefhmptuvxBCEHPTilr", c):
+				case strings.ContainsRune("abefhmptuvxBCEPTilr", c):
 				default:
 					sc.Bad = "unknown option `" + string(a[0]) + string(c) + "` of `" + name + "`"
 					return sc
