@@ -203,6 +203,14 @@ var attacks = []func(g *oracleGen, c string) string{
 	func(g *oracleGen, c string) string { return "exec 3</usr/bin/rm; /dev/fd/3 " + g.pick(rmArgs) },
 	func(g *oracleGen, c string) string { return "set -o history -H\n: rm " + g.pick(rmArgs) + "\n!!:1*" },
 	func(g *oracleGen, c string) string { return "\"$HOME\"/../../../../../../../usr/bin/env " + c },
+	func(g *oracleGen, c string) string { return "coproc bash; echo " + quote(c) + " >&${COPROC[1]}; exec {COPROC[1]}>&-; wait" },
+	func(g *oracleGen, c string) string { return "cat <<E >/dev/null\nfoo\nE\\\n\n" + c + "\nE" },
+	func(g *oracleGen, c string) string { return "cat <<-E >/dev/null\n\tfoo\n\tE\\\n\n" + c + "\nE" },
+	func(g *oracleGen, c string) string { return "cat <<'E E' >/dev/null\nfoo\nE E\n" + c },
+	func(g *oracleGen, c string) string { return "cat <<E >/dev/null; " + c + "\nbody\nE" },
+	func(g *oracleGen, c string) string { return "cat <<\\E >/dev/null\nE\n" + c },
+	func(g *oracleGen, c string) string { return "f() { cat; } <<E >/dev/null\nE\n" + c },
+	func(g *oracleGen, c string) string { return "echo `cat <<E\nE\n`; " + c },
 }
 
 // benignCommands run no rm (an rm word where it does not run).

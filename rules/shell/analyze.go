@@ -430,7 +430,9 @@ func (w *walker) command(cmd syntax.Command, c ctx, in stdinSrc, redirs []*synta
 		} else {
 			w.facts.setPoison("`coproc` named by an expansion assigns a variable whose name is not a literal")
 		}
-		w.stmt(t.Stmt, c.may())
+		cc := c.may()
+		cc.stdinPipe = true // the coprocess reads what later commands write to ${COPROC[1]}
+		w.stmt(t.Stmt, cc)
 	case *syntax.TestDecl:
 		w.body(func() { w.stmt(t.Body, ctx{}) })
 	default:

@@ -27,8 +27,11 @@ var postureTests = []struct {
 	{"carriage return before a comment", "echo a \r# ; rm -rf x", "rm -rf x", "", ""},
 	{"carriage return is a word character", "rm\r -rf x", "rm\r -rf x", "", ""},
 	{"coproc NAME cmd | …", "coproc rm -rf x | cat", "rm -rf x", "", ""},
+	{"a shell as a coprocess reads a pipe", "coproc bash; echo 'rm -rf x' >&${COPROC[1]}", "", "reads its script from a pipe", ""},
 	{"coproc X=1 cmd | …", "coproc LC_ALL=C env -i rm -f y | cat", "rm -f y", "", ""},
 	{"coproc NAME { …; } | …", "coproc N { rm -f y; } | cat", "rm -f y", "", ""},
+	{"here-document line continuation ends it early", "cat <<E\nfoo\nE\\\n\nrm -rf x\nE", "", "ends `<<E` early", ""},
+	{"here-document line continuation elsewhere", "cat <<E\nfoo \\\nbar\nE\nls", "ls", "", ""},
 	{"ANSI-C string ends at NUL", "$'rm\\0zz' -rf x", "rm -rf x", "", ""},
 	// Names.
 	{"env -", "env - rm -rf x", "rm -rf x", "", ""},

@@ -149,6 +149,9 @@ func Parse(src string) (*Script, error) {
 	if strings.Contains(text, "coproc") {
 		s.Notes = FixCoprocs(s.File)
 	}
+	if strings.Contains(text, "<<") && strings.Contains(text, "\\\n") {
+		s.Notes = append(s.Notes, heredocContinuations(text, s.File)...)
+	}
 	return s, nil
 }
 
@@ -581,6 +584,61 @@ func hdocDelim(w *syntax.Word) string {
 		}
 	}
 	return b.String()
+}
+
+// heredocContinuations finds the unquoted here-documents that bash ends
+// earlier than mvdan: bash joins a body line ending in a backslash with the
+// next before comparing it with the delimiter ("E\\" + "" is "E"), mvdan
+// does not, so what follows would be a command to bash and body text to
+// mvdan. Each is a note: the analysis fails closed.
+func heredocContinuations(src string, f *syntax.File) []string {
+	var notes []string
+	syntax.Walk(f, func(n syntax.Node) bool {
+		r, ok := n.(*syntax.Redirect)
+		if !ok || (r.Op != syntax.Hdoc && r.Op != syntax.DashHdoc) || r.Hdoc == nil || r.Word == nil {
+			return true
+		}
+		for _, p := range r.Word.Parts {
+			if _, lit := p.(*syntax.Lit); !lit || strings.ContainsRune(p.(*syntax.Lit).Value, '\\') {
+				return true // quoted: no continuation lines
+			}
+		}
+		delim := hdocDelim(r.Word)
+		s, e := int(r.Hdoc.Pos().Offset()), int(r.Hdoc.End().Offset())
+		if s < 0 || e > len(src) || s > e {
+			return true
+		}
+		body := src[s:e]
+		if i := strings.LastIndexByte(body, '\n'); i >= 0 {
+			last := body[i+1:]
+			if r.Op == syntax.DashHdoc {
+				last = strings.TrimLeft(last, "\t")
+			}
+			if last == delim {
+				body = body[:i+1] // mvdan's end: the delimiter line itself
+			}
+		}
+		var line strings.Builder
+		for _, phys := range strings.SplitAfter(body, "\n") {
+			text := strings.TrimSuffix(phys, "\n")
+			if r.Op == syntax.DashHdoc && line.Len() == 0 {
+				text = strings.TrimLeft(text, "\t")
+			}
+			trailing := len(text) - len(strings.TrimRight(text, "\\"))
+			if trailing%2 == 1 && strings.HasSuffix(phys, "\n") {
+				line.WriteString(text[:len(text)-1])
+				continue
+			}
+			line.WriteString(text)
+			if line.String() == delim {
+				notes = append(notes, "a here-document line ending in a backslash ends `<<"+delim+"` early in bash")
+				return true
+			}
+			line.Reset()
+		}
+		return true
+	})
+	return notes
 }
 
 // asAssign reads a word NAME=value or NAME+=value as an assignment.
