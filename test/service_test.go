@@ -10,13 +10,13 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
 
 	"github.com/hookd/hookd/configs/install"
 	"github.com/hookd/hookd/configs/settings"
+	"github.com/hookd/hookd/test/testutil"
 )
 
 // socketActivate is systemd-socket-activate(1), the stand-in for systemd's socket units
@@ -34,28 +34,10 @@ func socketActivate(t *testing.T) string {
 	return p
 }
 
-// lockedBuffer is a bytes.Buffer safe for a process's output and the test's reads.
-type lockedBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (l *lockedBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *lockedBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
-}
-
 // startActivated starts hookd under systemd-socket-activate listening on listen (the
 // socket path first): the daemon is started by the first connection and serves on the
 // descriptors it inherits (LISTEN_FDS).
-func (e *Env) startActivated(t *testing.T, listen ...string) (*exec.Cmd, *lockedBuffer) {
+func (e *Env) startActivated(t *testing.T, listen ...string) (*exec.Cmd, *testutil.SyncBuffer) {
 	t.Helper()
 	args := []string{}
 	for _, l := range listen {
@@ -68,7 +50,7 @@ func (e *Env) startActivated(t *testing.T, listen ...string) (*exec.Cmd, *locked
 	args = append(args, e.DaemonArgs()...)
 	args = append(args, "serve", "--grace", "2s")
 	cmd := exec.Command(socketActivate(t), args...)
-	out := &lockedBuffer{}
+	out := &testutil.SyncBuffer{}
 	cmd.Stdout, cmd.Stderr = out, out
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
@@ -84,21 +66,10 @@ func (e *Env) startActivated(t *testing.T, listen ...string) (*exec.Cmd, *locked
 			<-exited
 		}
 	})
-	waitFor(t, "the activator to listen on "+listen[0], func() bool {
+	testutil.WaitFor(t, time.Minute, "the activator to listen on "+listen[0], func() bool {
 		return strings.Contains(out.String(), "Listening on "+listen[0])
 	})
 	return cmd, out
-}
-
-func waitFor(t *testing.T, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(time.Minute)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting for %s", what)
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
 }
 
 // TestSocketActivation (issue 25): hookd started by the first event under
@@ -130,7 +101,7 @@ func TestSocketActivation(t *testing.T) {
 		t.Fatalf("status: %v", st)
 	}
 	_ = cmd.Process.Signal(syscall.SIGTERM)
-	waitFor(t, "hookd to stop", func() bool { return cmd.ProcessState != nil || strings.Contains(out.String(), "hookd stopped") })
+	testutil.WaitFor(t, time.Minute, "hookd to stop", func() bool { return cmd.ProcessState != nil || strings.Contains(out.String(), "hookd stopped") })
 	if _, err := os.Lstat(e.Socket); err != nil {
 		t.Fatalf("hookd removed the service manager's socket: %v", err)
 	}
@@ -151,7 +122,7 @@ func TestSocketActivationRefusesUntrustedSocket(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer c.Close()
-	waitFor(t, "hookd to refuse the socket", func() bool { return strings.Contains(out.String(), "refusing the inherited socket") })
+	testutil.WaitFor(t, time.Minute, "hookd to refuse the socket", func() bool { return strings.Contains(out.String(), "refusing the inherited socket") })
 	if !strings.Contains(out.String(), "writable by group or others") {
 		t.Fatalf("refusal does not say why:\n%s", out)
 	}

@@ -1,46 +1,13 @@
 package test
 
 import (
-	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
-)
 
-// snapshot is every file under dir with its bytes and mode (symlinks as their target).
-func snapshot(t *testing.T, dir string) map[string]string {
-	t.Helper()
-	m := map[string]string{}
-	err := filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
-		if err != nil {
-			return err
-		}
-		fi, err := d.Info()
-		if err != nil {
-			return err
-		}
-		rel, _ := filepath.Rel(dir, p)
-		switch {
-		case d.Type()&fs.ModeSymlink != 0:
-			target, _ := os.Readlink(p)
-			m[rel] = "link " + target
-		case d.IsDir():
-			m[rel] = "dir " + fi.Mode().String()
-		default:
-			b, err := os.ReadFile(p)
-			if err != nil {
-				return err
-			}
-			m[rel] = fi.Mode().String() + " " + string(b)
-		}
-		return nil
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return m
-}
+	"github.com/hookd/hookd/test/testutil"
+)
 
 func sameSnapshot(t *testing.T, what string, a, b map[string]string) {
 	t.Helper()
@@ -64,14 +31,14 @@ func TestSetupAndUndo(t *testing.T) {
 	e := NewEnv(t)
 	e.extraEnv = append(e.extraEnv, "PATH=/usr/bin:/bin")
 	e.WriteSettings("user", `{"permissions":{"deny":["Bash(rm -rf *)"]},"hooks":{"PreToolUse":[{"matcher":"Bash","hooks":[{"type":"command","command":"grep -q forbidden && exit 2; exit 0"}]}]}}`)
-	before := snapshot(t, e.UserDir)
+	before := testutil.TreeSnapshot(t, e.UserDir)
 
 	dry := e.Hookd("", "setup", "claude-code", "--dry-run")
 	if dry.Code != 0 || !strings.Contains(dry.Stdout, e.SettingsPath("user")) || !strings.Contains(dry.Stdout, filepath.Join(e.UserDir, "hookd.json")) ||
 		!strings.Contains(dry.Stdout, "would start: hookd serve in the background") {
 		t.Fatalf("setup --dry-run: exit %d\n%s%s", dry.Code, dry.Stdout, dry.Stderr)
 	}
-	sameSnapshot(t, "after --dry-run", before, snapshot(t, e.UserDir))
+	sameSnapshot(t, "after --dry-run", before, testutil.TreeSnapshot(t, e.UserDir))
 	if _, err := os.Stat(filepath.Join(e.State, "setup.json")); err == nil {
 		t.Fatal("--dry-run wrote setup.json")
 	}
@@ -85,18 +52,18 @@ func TestSetupAndUndo(t *testing.T) {
 	if g := e.Hookc(bashPayload(e, "echo forbidden"), "--fallback=false"); hso(t, g)["permissionDecision"] != "deny" {
 		t.Fatalf("guard through hookd: exit %d %q %q", g.Code, g.Stdout, g.Stderr)
 	}
-	installed := snapshot(t, e.UserDir)
+	installed := testutil.TreeSnapshot(t, e.UserDir)
 	r2 := e.Hookd("", "setup", "claude-code")
 	if r2.Code != 0 || !strings.Contains(r2.Stdout, "already installed") || !strings.Contains(r2.Stdout, "already answers") {
 		t.Fatalf("second setup: exit %d\n%s%s", r2.Code, r2.Stdout, r2.Stderr)
 	}
-	sameSnapshot(t, "after a second setup", installed, snapshot(t, e.UserDir))
+	sameSnapshot(t, "after a second setup", installed, testutil.TreeSnapshot(t, e.UserDir))
 
 	u := e.Hookd("", "setup", "--undo")
 	if u.Code != 0 || !strings.Contains(u.Stdout, "stopped the background hookd") {
 		t.Fatalf("setup --undo: exit %d\n%s%s", u.Code, u.Stdout, u.Stderr)
 	}
-	sameSnapshot(t, "after --undo", before, snapshot(t, e.UserDir))
+	sameSnapshot(t, "after --undo", before, testutil.TreeSnapshot(t, e.UserDir))
 	if d := e.Hookd("", "doctor"); d.Code == 0 || !strings.Contains(d.Stdout, "hookd is not running") {
 		t.Fatalf("doctor after undo: exit %d\n%s", d.Code, d.Stdout)
 	}

@@ -7,7 +7,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"io/fs"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -18,6 +17,7 @@ import (
 	"time"
 
 	"github.com/hookd/hookd/test/claudeapi"
+	"github.com/hookd/hookd/test/testutil"
 )
 
 // releaseDir is a release directory for the npm packages: $HOOKD_RELEASE_DIST (make
@@ -59,26 +59,6 @@ func releaseDir(t *testing.T, root string) string {
 func repoRoot() string {
 	_, file, _, _ := runtime.Caller(0)
 	return filepath.Dir(filepath.Dir(filepath.Dir(file)))
-}
-
-func treeSnapshot(t *testing.T, dir string) map[string]string {
-	t.Helper()
-	m := map[string]string{}
-	_ = filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
-		if err != nil {
-			return err
-		}
-		rel, _ := filepath.Rel(dir, p)
-		fi, _ := d.Info()
-		if d.IsDir() {
-			m[rel] = "dir " + fi.Mode().String()
-			return nil
-		}
-		b, _ := os.ReadFile(p)
-		m[rel] = fi.Mode().String() + " " + string(b)
-		return nil
-	})
-	return m
 }
 
 // TestNPMSetupClaudeCode (issue 25, "Done when"): in a scratch HOME with no Go on PATH,
@@ -154,7 +134,7 @@ func TestNPMSetupClaudeCode(t *testing.T) {
 	_ = os.WriteFile(filepath.Join(home, ".claude", "settings.json"), []byte(settingsJSON+"\n"), 0o644)
 	trust, _ := json.Marshal(map[string]any{"projects": map[string]any{proj: map[string]any{"hasTrustDialogAccepted": true}}})
 	_ = os.WriteFile(filepath.Join(home, ".claude.json"), trust, 0o644)
-	before := treeSnapshot(t, filepath.Join(home, ".claude"))
+	before := testutil.TreeSnapshot(t, filepath.Join(home, ".claude"))
 
 	code, out := runIn(proj, hookd, "setup", "claude-code")
 	if code != 0 || !strings.Contains(out, "hookd doctor: healthy") {
@@ -224,11 +204,11 @@ func TestNPMSetupClaudeCode(t *testing.T) {
 	// Claude Code wrote its own files into ~/.claude during the session (projects/,
 	// sessions/, …): --undo must give back hookd's two files exactly as they were before
 	// setup and touch nothing else.
-	preUndo := treeSnapshot(t, filepath.Join(home, ".claude"))
+	preUndo := testutil.TreeSnapshot(t, filepath.Join(home, ".claude"))
 	if code, out := runIn(proj, hookd, "setup", "--undo"); code != 0 {
 		t.Fatalf("hookd setup --undo: exit %d\n%s", code, out)
 	}
-	after := treeSnapshot(t, filepath.Join(home, ".claude"))
+	after := testutil.TreeSnapshot(t, filepath.Join(home, ".claude"))
 	for k, v := range before {
 		if after[k] != v {
 			t.Errorf("~/.claude/%s is not what it was before setup: %q -> %q", k, v, after[k])

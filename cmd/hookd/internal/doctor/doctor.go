@@ -269,15 +269,8 @@ func firstShellWord(s string) string {
 		i := 0
 		for ; i < len(s) && s[i] != ' ' && s[i] != '\t'; i++ {
 			switch s[i] {
-			case '\'':
-				j := strings.IndexByte(s[i+1:], '\'')
-				if j < 0 {
-					return w.String() + s[i+1:]
-				}
-				w.WriteString(s[i+1 : i+1+j])
-				i += j + 1
-			case '"':
-				j := strings.IndexByte(s[i+1:], '"')
+			case '\'', '"':
+				j := strings.IndexByte(s[i+1:], s[i])
 				if j < 0 {
 					return w.String() + s[i+1:]
 				}
