@@ -176,3 +176,9 @@ func TestSocketActivationHTTP(t *testing.T) {
 		t.Fatalf("a mismatched port was not refused with a reason:\n%s", out2)
 	}
 }
+
+// waitFor polls cond for up to a minute (testutil.WaitFor).
+func waitFor(t *testing.T, what string, cond func() bool) {
+	t.Helper()
+	testutil.WaitFor(t, time.Minute, what, cond)
+}
