@@ -211,6 +211,9 @@ var attacks = []func(g *oracleGen, c string) string{
 	func(g *oracleGen, c string) string { return "cat <<\\E >/dev/null\nE\n" + c },
 	func(g *oracleGen, c string) string { return "f() { cat; } <<E >/dev/null\nE\n" + c },
 	func(g *oracleGen, c string) string { return "echo `cat <<E\nE\n`; " + c },
+	func(g *oracleGen, c string) string { return "env -S 'rm\\_" + strings.ReplaceAll(g.pick(rmArgs), " ", "\\_") + "'" },
+	func(g *oracleGen, c string) string { return "X=rm env -S '${X} " + g.pick(rmArgs) + "'" },
+	func(g *oracleGen, c string) string { return "a=(rm " + g.pick(rmArgs) + "); ${a[0]} " + g.pick(rmArgs) },
 }
 
 // benignCommands run no rm (an rm word where it does not run).

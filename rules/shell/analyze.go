@@ -887,6 +887,9 @@ func (w *walker) call(ce *syntax.CallExpr, c ctx, in stdinSrc, redirs []*syntax.
 			unsafe = true
 		}
 		k := w.assignKindOf(a.Value)
+		if a.Array != nil || a.Index != nil || a.Append {
+			k = assignAny
+		}
 		if w.facts.isInt(a.Name.Value) && a.Value != nil {
 			w.code(w.operand(a.Value, 0))
 			k = assignInt

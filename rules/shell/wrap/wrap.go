@@ -514,6 +514,12 @@ func peel[W Word](w *Wrapper, name string, ws []W) Unwrapped[W] {
 			if !h.hasWord {
 				s.Known = true
 			}
+			if s.Known && strings.ContainsAny(h.val, "\\$") {
+				// env's own escapes (\_ separates words, \c ends the string)
+				// and ${VAR} are not the shell's: not read as a script.
+				u.Bad = "`env -S` string with escapes or ${VAR}, which env expands itself: `" + h.val + "`"
+				return u
+			}
 			for _, r := range rest {
 				s.Text += " " + r.Source()
 				if !r.Known() {
