@@ -1008,6 +1008,7 @@ type layerWalk struct {
 	// stands for the rest.
 	unknownRest bool
 	n           int
+	envRuns     int // programs named by the environment read as wrappers, eval and shells
 }
 
 // view adds a view once.
@@ -1184,9 +1185,10 @@ func (lw *layerWalk) run(ws []*cword, depth int) {
 // joined as a script (eval), and as a shell's options and script (bash -c).
 // Arguments the command computes at run time fail closed.
 func (lw *layerWalk) envProgram(ws []*cword) {
-	if lw.n > 1 || len(ws) < 2 {
-		return // once per command
+	if lw.envRuns >= 4 || len(ws) < 2 {
+		return
 	}
+	lw.envRuns++
 	parts := make([]string, 0, len(ws)-1)
 	for _, x := range ws[1:] {
 		if x.dyn {

@@ -44,6 +44,7 @@ var postureTests = []struct {
 	{"a wrapper by a path from the environment", "\"$VENV/bin/env\" rm -rf /", "rm -rf /", "", ""},
 	{"a program from a descriptor", "exec 3</usr/bin/rm; /dev/fd/3 -rf x", "", "open descriptor", ""},
 	{"history expansion", "set -o history -H\n: rm -rf x\n!!:1*", "", "set -H", ""},
+	{"environment shell behind a wrapper", "sudo $SHELL -c 'rm -rf /'", "rm -rf /", "command name is not a literal", ""},
 	{"environment eval", "$X 'rm -rf /'", "rm -rf /", "command name is not a literal: `$X`", ""},
 	{"environment wrapper", "\"$X\" rm -rf /", "rm -rf /", "command name is not a literal", ""},
 	{"environment program, computed argument", "$X $(echo rm -rf /)", "\x00", "command name is not a literal", ""},
