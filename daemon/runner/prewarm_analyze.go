@@ -26,7 +26,9 @@ import (
 //     file — not -c/-e/-m/-p code or a script on stdin — or a path to a script whose #!
 //     line names such an interpreter (directly or through env);
 //  3. whose script file exists, is at most 1 MiB, and visibly reads stdin (stdinPatterns):
-//     a script that never reads stdin would run to completion before its event.
+//     a script that never reads stdin would run to completion before its event. For Node,
+//     a module the script requires or imports by a literal relative path counts as the
+//     script (a package's bin is often a launcher of the module that reads stdin).
 //
 // Shells (sh, bash, zsh) are deliberately not on the list: shell hooks commonly log, call
 // git or date before `cat`, and a shell's start-up is only a few milliseconds, so
@@ -236,16 +238,63 @@ func classify(words []string, spec ProcSpec) (script string, safe bool, reason s
 
 // readsStdin is rule 3. It is a textual check: a false positive costs at most one early
 // run (a prewarmed process that exits 0 while waiting disables prewarming for its key).
+// A Node script that does not read stdin itself may be a launcher of a module that does
+// (a package's bin: `require('./hook.js')` after some set-up): the modules it requires or
+// imports by a literal relative path are read too, one level deep (localModules).
 func readsStdin(fam, path string) bool {
-	fi, err := os.Stat(path)
-	if err != nil || fi.Size() > maxAnalyzeBytes {
+	b, ok := readAnalyzable(path)
+	if !ok {
 		return false
+	}
+	if stdinPatterns[fam].Match(b) {
+		return true
+	}
+	if fam != "node" {
+		return false
+	}
+	for _, m := range localModules(b, filepath.Dir(path)) {
+		if mb, ok := readAnalyzable(m); ok && stdinPatterns[fam].Match(mb) {
+			return true
+		}
+	}
+	return false
+}
+
+// readAnalyzable reads a regular file of at most maxAnalyzeBytes.
+func readAnalyzable(path string) ([]byte, bool) {
+	fi, err := os.Stat(path)
+	if err != nil || !fi.Mode().IsRegular() || fi.Size() > maxAnalyzeBytes {
+		return nil, false
 	}
 	b, err := os.ReadFile(path)
-	if err != nil {
-		return false
+	return b, err == nil
+}
+
+// nodeLocalImport finds require('./x'), import … from './x', import './x' and import('./x')
+// with a literal relative path.
+var nodeLocalImport = regexp.MustCompile(`(?:\brequire\s*\(\s*|\bimport\s*\(\s*|\bfrom\s*|\bimport\s+)['"](\.\.?/[^'"\n]+)['"]`)
+
+// maxLocalModules bounds how many required modules one script's analysis reads.
+const maxLocalModules = 8
+
+// localModules are the files a Node script's literal relative requires and imports name,
+// resolved as Node resolves a relative specifier (the path, then .js, .cjs, .mjs, then the
+// directory's index.js), at most maxLocalModules.
+func localModules(src []byte, dir string) []string {
+	var out []string
+	for _, m := range nodeLocalImport.FindAllSubmatch(src, -1) {
+		base := filepath.Join(dir, string(m[1]))
+		for _, cand := range []string{base, base + ".js", base + ".cjs", base + ".mjs", filepath.Join(base, "index.js")} {
+			if isRegular(cand) {
+				out = append(out, cand)
+				break
+			}
+		}
+		if len(out) == maxLocalModules {
+			break
+		}
 	}
-	return stdinPatterns[fam].Match(b)
+	return out
 }
 
 // scriptArg returns the script operand of an interpreter invocation.

@@ -157,6 +157,20 @@ func TestAnalyzeCommand(t *testing.T) {
 	write(".claude/hooks/guard.py", "#!/usr/bin/env python3\nimport sys\nsys.stdin.read()\n", 0o755)
 	write("envS.js", "#!/usr/bin/env -S node --no-warnings\nprocess.stdin.resume()\n", 0o755)
 	write("hook.sh", "#!/bin/bash\ninput=$(cat)\n", 0o755)
+	// A package's bin that only launches the module reading stdin (cc-safety-net's shape),
+	// an ES module importing one, launchers of modules that do not read stdin, or of a
+	// package (not a relative path), and a Python launcher (not followed).
+	write("pkg/dist/bin/cli.js", "#!/usr/bin/env node\n'use strict';\nconst { enableCompileCache } = require('node:module');\nrequire('./hook.js');\n", 0o755)
+	write("pkg/dist/bin/hook.js", "async function main(){ for await (const c of process.stdin) {} }\nmain()\n", 0o644)
+	write("esm/main.mjs", "import { run } from './lib/run.mjs'\nrun()\n", 0o644)
+	write("esm/lib/run.mjs", "export function run(){ process.stdin.on('data', () => {}) }\n", 0o644)
+	write("dirmod/main.js", "require('./impl')\n", 0o644)
+	write("dirmod/impl/index.js", "require('fs').readFileSync(0)\n", 0o644)
+	write("quiet/main.js", "require('./util.js')\nconsole.log('hi')\n", 0o644)
+	write("quiet/util.js", "module.exports = 1\n", 0o644)
+	write("quiet/pkg.js", "require('some-package')\n", 0o644)
+	write("pyl/main.py", "import impl\n", 0o644)
+	write("pyl/impl.py", "import sys; sys.stdin.read()\n", 0o644)
 	env := []string{"PATH=/usr/bin:/bin", "HOME=" + dir, "CLAUDE_PROJECT_DIR=" + dir, "SPACEY=a b"}
 	tests := []struct {
 		cmd    string
@@ -177,6 +191,12 @@ func TestAnalyzeCommand(t *testing.T) {
 		{cmd: "./envS.js", safe: true, script: "envS.js"},
 		{cmd: "python3", args: []string{"hook.py"}, safe: true, script: "hook.py"},
 		{cmd: dir + "/.claude/hooks/guard.py", args: []string{}, safe: true, script: ".claude/hooks/guard.py"},
+		{cmd: dir + "/pkg/dist/bin/cli.js hook --claude-code", safe: true, script: "pkg/dist/bin/cli.js"},
+		{cmd: "node esm/main.mjs", safe: true, script: "esm/main.mjs"},
+		{cmd: "node dirmod/main.js", safe: true, script: "dirmod/main.js"},
+		{cmd: "node quiet/main.js", script: "quiet/main.js"},
+		{cmd: "node quiet/pkg.js", script: "quiet/pkg.js"},
+		{cmd: "python3 pyl/main.py", script: "pyl/main.py"},
 
 		{cmd: "python3 nostdin.py", script: "nostdin.py"},
 		{cmd: "python3 -c 'import sys; sys.stdin.read()'"},
