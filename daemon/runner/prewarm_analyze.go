@@ -252,7 +252,11 @@ func readsStdin(fam, path string) bool {
 	if fam != "node" {
 		return false
 	}
-	for _, m := range localModules(b, filepath.Dir(path)) {
+	dir := filepath.Dir(path)
+	if real, err := filepath.EvalSymlinks(path); err == nil {
+		dir = filepath.Dir(real) // Node resolves a relative require from the script's real path (an npm bin is a symlink)
+	}
+	for _, m := range localModules(b, dir) {
 		if mb, ok := readAnalyzable(m); ok && stdinPatterns[fam].Match(mb) {
 			return true
 		}

@@ -171,7 +171,14 @@ func TestAnalyzeCommand(t *testing.T) {
 	write("quiet/pkg.js", "require('some-package')\n", 0o644)
 	write("pyl/main.py", "import impl\n", 0o644)
 	write("pyl/impl.py", "import sys; sys.stdin.read()\n", 0o644)
-	env := []string{"PATH=/usr/bin:/bin", "HOME=" + dir, "CLAUDE_PROJECT_DIR=" + dir, "SPACEY=a b"}
+	// npm's bin directory links to the package's script: its requires resolve from there.
+	if err := os.MkdirAll(filepath.Join(dir, "bin"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink("../pkg/dist/bin/cli.js", filepath.Join(dir, "bin", "cli")); err != nil {
+		t.Fatal(err)
+	}
+	env := []string{"PATH=/usr/bin:/bin:" + filepath.Join(dir, "bin"), "HOME=" + dir, "CLAUDE_PROJECT_DIR=" + dir, "SPACEY=a b"}
 	tests := []struct {
 		cmd    string
 		args   []string
@@ -192,6 +199,7 @@ func TestAnalyzeCommand(t *testing.T) {
 		{cmd: "python3", args: []string{"hook.py"}, safe: true, script: "hook.py"},
 		{cmd: dir + "/.claude/hooks/guard.py", args: []string{}, safe: true, script: ".claude/hooks/guard.py"},
 		{cmd: dir + "/pkg/dist/bin/cli.js hook --claude-code", safe: true, script: "pkg/dist/bin/cli.js"},
+		{cmd: "cli hook --claude-code", safe: true, script: "bin/cli"},
 		{cmd: "node esm/main.mjs", safe: true, script: "esm/main.mjs"},
 		{cmd: "node dirmod/main.js", safe: true, script: "dirmod/main.js"},
 		{cmd: "node quiet/main.js", script: "quiet/main.js"},

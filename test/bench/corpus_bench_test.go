@@ -113,6 +113,9 @@ func BenchmarkCorpus(b *testing.B) {
 		}
 	}
 	hookd, hookc := Bins(b)
+	if out, err := exec.Command(claude, "--version").Output(); err == nil {
+		corpusClaudeVersion = strings.TrimSpace(string(out))
+	}
 	_, corpusPathNote = SessionPATH(b)
 	b.Log(corpusPathNote)
 	load0 := loadAvg3()
@@ -173,6 +176,9 @@ func BenchmarkCorpus(b *testing.B) {
 
 // corpusModeLabel names a mode in the table's rows.
 var corpusModeLabel = map[string]string{"hookd": "hookc", "exec": "hookc exec", "http": "http", "nohooks": "no hooks"}
+
+// corpusClaudeVersion is what the benchmarked Claude Code's --version says.
+var corpusClaudeVersion = "Claude Code (version unknown)"
 
 // corpusPathNote says what `python3` is in the sessions (SessionPATH), for the table.
 var corpusPathNote string
@@ -786,14 +792,14 @@ func medianF(v []float64) float64 {
 func renderCorpus(rows []corpusRow, classes map[string][]string, manifest map[string]corpusManifestRow, pairs int, load0, load1 string, took time.Duration) string {
 	var b strings.Builder
 	var knobs []string
-	for _, k := range []string{"HOOKD_CORPUS_PAIRS", "HOOKD_CORPUS_DELAYS", "HOOKD_CORPUS_SETUPS"} {
+	for _, k := range []string{"HOOKD_CORPUS_MODES", "HOOKD_CORPUS_PAIRS", "HOOKD_CORPUS_DELAYS", "HOOKD_CORPUS_SETUPS"} {
 		if v := os.Getenv(k); v != "" {
 			knobs = append(knobs, k+"="+v)
 		}
 	}
-	fmt.Fprintf(&b, "\nProduced by `make bench-corpus` (`%s`; `HOOKD_BENCH_MD=BENCHMARKS.md` writes it here) on %s/%s, %d CPUs, Claude Code 2.1.330, %d pairs per row. "+
+	fmt.Fprintf(&b, "\nProduced by `make bench-corpus` (`%s`; `HOOKD_BENCH_MD=BENCHMARKS.md` writes it here) on %s/%s, %d CPUs, %s, %d pairs per row. "+
 		"Load average (1, 5, 15 min) at the start: %s; at the end: %s; the run took %s. The machine is shared with other engineers' builds and tests: figures are noisy, compare the two columns of one row (paired, order alternating).\n\n",
-		strings.Join(knobs, " "), runtime.GOOS, runtime.GOARCH, runtime.NumCPU(), pairs, load0, load1, took.Round(time.Second))
+		strings.Join(knobs, " "), runtime.GOOS, runtime.GOARCH, runtime.NumCPU(), corpusClaudeVersion, pairs, load0, load1, took.Round(time.Second))
 	fmt.Fprintf(&b, "Python: %s.\n\n", corpusPathNote)
 	b.WriteString("Wall and CPU are medians per session; CPU = user + system seconds of Claude Code and everything it waited for (hooks, hookc) plus hookd's whole process tree (daemon, zygotes, prewarmed and forked processes). Ratio = native wall ÷ hookd wall, median over pairs (> 1: hookd faster).\n\n")
 	b.WriteString("| setup | model delay | native wall | hookd wall | ratio (min–max) | native CPU | hookd CPU | results identical | files a hookd run left that no native run did (runs) |\n|---|---:|---:|---:|---:|---:|---:|---|---|\n")
