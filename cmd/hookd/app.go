@@ -15,6 +15,8 @@ import (
 	"go.uber.org/zap"
 	"go.uber.org/zap/zapcore"
 
+	"github.com/hookd/hookd/cmd/hookd/internal/clix"
+	"github.com/hookd/hookd/cmd/hookd/internal/show"
 	"github.com/hookd/hookd/configs"
 	"github.com/hookd/hookd/configs/settings"
 	"github.com/hookd/hookd/protocol"
@@ -30,12 +32,12 @@ func App() *cli.App {
 		Flags:   globalFlags(),
 		Commands: []*cli.Command{
 			serveCommand(), statusCommand(), reloadCommand(), validateCommand(), runCommand(), eventsCommand(),
-			installCommand(), uninstallCommand(), auditCommand(), completionCommand(), versionCommand(), serviceCommand(), doctorCommand(), setupCommand(),
+			installCommand(), uninstallCommand(), auditCommand(), clix.CompletionCommand(), versionCommand(), serviceCommand(), doctorCommand(), setupCommand(),
 		},
 		EnableBashCompletion: true,
 	}
 	inheritGlobals(app.Commands, app.Flags)
-	conventions(app)
+	clix.Conventions(app)
 	cli.VersionPrinter = printVersion
 	return app
 }
@@ -116,7 +118,7 @@ func newLogger(c *cli.Context) *zap.Logger {
 }
 
 // utcTime encodes a log record's time as every time hookd prints (when): UTC with a Z.
-func utcTime(t time.Time, e zapcore.PrimitiveArrayEncoder) { e.AppendString(when(t)) }
+func utcTime(t time.Time, e zapcore.PrimitiveArrayEncoder) { e.AppendString(show.When(t)) }
 
 // newClient dials the daemon, turning "no daemon" into an actionable message.
 func newClient(c *cli.Context) (*protocol.Client, error) {

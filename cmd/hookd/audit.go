@@ -6,10 +6,10 @@ import (
 	"fmt"
 	"io/fs"
 	"path/filepath"
-	"strings"
 
 	"github.com/urfave/cli/v2"
 
+	"github.com/hookd/hookd/cmd/hookd/internal/show"
 	"github.com/hookd/hookd/daemon"
 	"github.com/hookd/hookd/daemon/audit"
 )
@@ -101,7 +101,7 @@ listed, not failures), 1 otherwise.`,
 				b, _ := json.MarshalIndent(rep, "", "  ")
 				fmt.Fprintln(w, string(b))
 			} else {
-				printVerify(c, rep)
+				show.Verify(c.App.Writer, rep, c.NArg() == 0)
 			}
 			if !rep.OK() {
 				return exitError{code: 1}
@@ -109,49 +109,4 @@ listed, not failures), 1 otherwise.`,
 			return nil
 		},
 	}, "audit-dir", "config", "state-dir")
-}
-
-func printVerify(c *cli.Context, rep *audit.Report) {
-	w := c.App.Writer
-	if rep.OK() {
-		var names []string
-		for _, f := range rep.Files {
-			names = append(names, fmt.Sprintf("%s (%d)", f.File, f.Records))
-		}
-		fmt.Fprintf(w, "OK: %d records (%d decisions) in %d files, seq %d..%d\n", rep.Records, rep.Decisions, len(rep.Files), rep.FirstSeq, rep.LastSeq)
-		if cp := rep.Checkpoint; cp != nil {
-			fmt.Fprintf(w, "  signed checkpoint: covers seq %d (signed by %s at %s): matches\n", cp.Seq, cp.Signer, when(cp.Time))
-		}
-		if len(names) > 0 {
-			fmt.Fprintf(w, "  files: %s\n", strings.Join(names, ", "))
-		}
-		switch {
-		case rep.Head:
-			fmt.Fprintln(w, "  chain head: matches")
-		case c.NArg() == 0:
-			fmt.Fprintln(w, "  chain head: none found (a removed rotated file or records cut from the end cannot be detected)")
-		}
-		if rep.StartsAfter > 0 {
-			fmt.Fprintf(w, "  the chain starts after record %d (older files removed by retention, or not given)\n", rep.StartsAfter)
-		}
-		if rep.LastHash != "" {
-			fmt.Fprintf(w, "  last hash: %s\n", rep.LastHash)
-		}
-	} else {
-		fmt.Fprintf(w, "FAILED: %s\n", rep.Problems[0])
-		for _, p := range rep.Problems[1:] {
-			fmt.Fprintf(w, "  also: %s\n", p)
-		}
-		fmt.Fprintf(w, "  checked %d records before the problem\n", rep.Records)
-	}
-	for _, r := range rep.Repairs {
-		x := r.Repair
-		switch x.Reason {
-		case audit.RepairTornTail:
-			fmt.Fprintf(w, "  repaired %s:%d (seq %d): torn write — %d bytes cut at offset %d of %s (sha256 %s)\n",
-				r.File, r.Line, r.Seq, x.DroppedBytes, x.Offset, x.File, shortHash(x.DroppedSHA256))
-		default:
-			fmt.Fprintf(w, "  repair %s:%d (seq %d): %s: %s\n", r.File, r.Line, r.Seq, x.Reason, x.Detail)
-		}
-	}
 }

@@ -7,7 +7,6 @@ import (
 	"io"
 	"os"
 	"os/signal"
-	"sort"
 	"strconv"
 	"strings"
 	"syscall"
@@ -16,6 +15,7 @@ import (
 
 	"github.com/urfave/cli/v2"
 
+	"github.com/hookd/hookd/cmd/hookd/internal/show"
 	"github.com/hookd/hookd/daemon/audit"
 )
 
@@ -123,104 +123,6 @@ func parseWhen(s, flag string) (time.Time, error) {
 	return time.Time{}, fmt.Errorf("%s %q: want RFC 3339 (2026-01-02T15:04:05Z), a date (2026-01-02) or a duration ago (90m, 2h, 7d)", flag, s)
 }
 
-// recordPrinter prints records as aligned rows, or their raw lines with --json.
-type recordPrinter struct {
-	w      io.Writer
-	json   bool
-	header bool
-}
-
-func (p *recordPrinter) print(r *audit.Record, line []byte) {
-	if p.json {
-		fmt.Fprintf(p.w, "%s\n", line)
-		return
-	}
-	const row = "%-24s  %-26s  %-18s  %-12s  %-8s  %-10s  %-22s  %s\n"
-	if !p.header {
-		fmt.Fprintf(p.w, row, "TIME", "DECISION_ID", "EVENT", "TOOL", "DECISION", "FALLBACK", "HOOKS", "DETAIL")
-		p.header = true
-	}
-	if r.Kind != audit.KindDecision {
-		detail := r.Kind
-		if r.Repair != nil {
-			detail = fmt.Sprintf("%s %s: %s", r.Kind, r.Repair.Reason, r.Repair.Detail)
-		}
-		fmt.Fprintf(p.w, row, when(r.Time), "-", "-", "-", "-", "-", "-", detail)
-		return
-	}
-	fmt.Fprintf(p.w, row, when(r.Time), r.DecisionID, r.Event,
-		dash(r.ToolName), dash(r.Decision), fallbackCell(r), hookSummary(r.Hooks), detail(r))
-}
-
-// fallbackCell is the FALLBACK column: "in-process" for a decision hookc's fallback made
-// without the daemon (`hookd audit show` says why), "-" otherwise.
-func fallbackCell(r *audit.Record) string {
-	if r.Fallback != "" {
-		return "in-process"
-	}
-	return "-"
-}
-
-func dash(s string) string {
-	if s == "" {
-		return "-"
-	}
-	return s
-}
-
-// hookSummary is "3: 2 ok, 1 error".
-func hookSummary(hs []audit.Hook) string {
-	if len(hs) == 0 {
-		return "0"
-	}
-	count := map[string]int{}
-	var order []string
-	for _, h := range hs {
-		if count[h.Outcome] == 0 {
-			order = append(order, h.Outcome)
-		}
-		count[h.Outcome]++
-	}
-	var parts []string
-	for _, o := range order {
-		parts = append(parts, fmt.Sprintf("%d %s", count[o], o))
-	}
-	return fmt.Sprintf("%d: %s", len(hs), strings.Join(parts, ", "))
-}
-
-func detail(r *audit.Record) string {
-	if o := r.Override; o != nil {
-		return fmt.Sprintf("%s→%s by %s rule %s (%s)", o.HookDecision, o.Final, o.List, o.Rule, o.File)
-	}
-	s := strings.Join(strings.Fields(r.Reason), " ")
-	if len(s) > 60 {
-		s = s[:57] + "..."
-	}
-	if (r.Decision == "" || r.Decision == "none") && r.RuleAnswer == nil && (r.Event == "PreToolUse" || r.Event == "PermissionRequest") && s == "" {
-		return "no rule matches: Claude Code's permission mode decides"
-	}
-	if ra := r.RuleAnswer; ra != nil && (r.Decision == "" || r.Decision == "none") {
-		// No hook decided, so Claude Code applies its permission rules itself: say what
-		// they answer (hookd reads the same rules), or the row reads as if nothing did.
-		rs := "rules say " + ra.Decision
-		if ra.Rule != "" {
-			rs += fmt.Sprintf(" (%s rule %s)", ra.List, ra.Rule)
-		}
-		if s == "" {
-			return rs
-		}
-		s = rs + "; " + s
-	}
-	switch r.DecisionVia {
-	case "on_failure":
-		// Say first that no hook decided this: a failed hook's onFailure did.
-		s = "onFailure block by " + r.DecisionHook + ": " + s
-	case "on_timeout":
-		s = "on_timeout deny by " + r.DecisionHook + ": " + s
-	}
-	return s
-}
-
 func auditTailCommand() *cli.Command {
 	return usesGlobals(&cli.Command{
 		Name:  "tail",
@@ -235,7 +137,7 @@ func auditTailCommand() *cli.Command {
 			if err != nil && !(c.Bool("follow") && len(files) == 0 && path != "") {
 				return err
 			}
-			p := &recordPrinter{w: c.App.Writer, json: c.Bool("json")}
+			p := &show.RecordPrinter{W: c.App.Writer, JSON: c.Bool("json")}
 			type rl struct {
 				r    *audit.Record
 				line []byte
@@ -257,7 +159,7 @@ func auditTailCommand() *cli.Command {
 				last = last[len(last)-n:]
 			}
 			for _, x := range last {
-				p.print(x.r, x.line)
+				p.Print(x.r, x.line)
 			}
 			if !c.Bool("follow") {
 				return nil
@@ -272,7 +174,7 @@ func auditTailCommand() *cli.Command {
 				_ = audit.Scan(files[len(files)-1:], func(r *audit.Record, _ []byte) error { after = r.Seq; return nil })
 			}
 			return audit.Follow(ctx, path, after, func(r *audit.Record, line []byte) error {
-				p.print(r, line)
+				p.Print(r, line)
 				return nil
 			})
 		},
@@ -301,7 +203,7 @@ func auditQueryCommand() *cli.Command {
 			if err != nil {
 				return err
 			}
-			p := &recordPrinter{w: c.App.Writer, json: c.Bool("json")}
+			p := &show.RecordPrinter{W: c.App.Writer, JSON: c.Bool("json")}
 			limit := c.Int("limit")
 			type rl struct {
 				r    *audit.Record
@@ -315,7 +217,7 @@ func auditQueryCommand() *cli.Command {
 				}
 				matched++
 				if limit <= 0 {
-					p.print(r, line)
+					p.Print(r, line)
 					return nil
 				}
 				ring = append(ring, rl{r, append([]byte(nil), line...)})
@@ -325,7 +227,7 @@ func auditQueryCommand() *cli.Command {
 				return nil
 			})
 			for _, x := range ring {
-				p.print(x.r, x.line)
+				p.Print(x.r, x.line)
 			}
 			if err != nil {
 				return err
@@ -381,96 +283,10 @@ func auditShowCommand() *cli.Command {
 				fmt.Fprintln(c.App.Writer, string(b))
 				return checkChain(c, path)
 			}
-			printDecision(c.App.Writer, found[0])
+			show.Decision(c.App.Writer, found[0])
 			return checkChain(c, path)
 		},
 	}, "audit-dir", "config", "state-dir")
-}
-
-func printDecision(w io.Writer, r *audit.Record) {
-	fmt.Fprintf(w, "decision %s  seq %d  %s\n", r.DecisionID, r.Seq, r.Time.UTC().Format(time.RFC3339Nano))
-	if r.Harness != "" {
-		fmt.Fprintf(w, "  harness    %s %s\n", r.Harness, r.HarnessVersion)
-	}
-	fmt.Fprintf(w, "  event      %s", r.Event)
-	if r.ToolName != "" {
-		fmt.Fprintf(w, "  tool %s  tool_use_id %s", r.ToolName, dash(r.ToolUseID))
-	}
-	fmt.Fprintf(w, "\n  session    %s\n  cwd        %s\n  project    %s\n", dash(r.SessionID), dash(r.Cwd), dash(r.ProjectDir))
-	if c := r.Caller; c != nil {
-		fmt.Fprintf(w, "  caller     uid %d  pid %d  %s\n", c.UID, c.PID, c.Client)
-	}
-	if r.Fallback != "" {
-		fmt.Fprintf(w, "  fallback   answered in-process, without the daemon: %s\n", r.Fallback)
-	}
-	fmt.Fprintf(w, "  daemon     %s  mode %s\n  revision   %s\n", dash(r.DaemonVersion), dash(r.Mode), dash(r.Revision))
-	for _, s := range r.Sources {
-		fmt.Fprintf(w, "    %-8s %s  sha256 %s\n", s.Source, s.File, shortHash(s.Hash))
-	}
-	fmt.Fprintf(w, "  decision   %s", dash(r.Decision))
-	if r.DecisionSource != "" {
-		fmt.Fprintf(w, " (by %s)", r.DecisionSource)
-	}
-	if r.HookDecision != "" {
-		fmt.Fprintf(w, "  hooks said %s", r.HookDecision)
-	}
-	fmt.Fprintf(w, "  exit code %d\n", r.ExitCode)
-	if o := r.Override; o != nil {
-		fmt.Fprintf(w, "  overridden %s → %s by %s rule %s in %s\n", o.HookDecision, o.Final, o.List, o.Rule, dash(o.File))
-	}
-	if ra := r.RuleAnswer; ra != nil {
-		fmt.Fprintf(w, "  rules say  %s (%s rule %s in %s)\n", ra.Decision, ra.List, ra.Rule, dash(ra.File))
-	}
-	if r.Reason != "" {
-		fmt.Fprintf(w, "  reason     %s\n", r.Reason)
-	}
-	fmt.Fprintf(w, "  hooks      %d\n", len(r.Hooks))
-	tw := tabwriter.NewWriter(w, 2, 4, 2, ' ', 0)
-	for _, h := range r.Hooks {
-		code := "-"
-		if h.ExitCode != nil {
-			code = strconv.Itoa(*h.ExitCode)
-		}
-		cmd := h.Command
-		if cmd == "" && h.CommandSHA256 != "" {
-			cmd = "sha256:" + shortHash(h.CommandSHA256)
-		}
-		fmt.Fprintf(tw, "    %s\texit %s\t%.1f ms\t%s\t%s\t%s\n", h.Outcome, code, h.DurationMS, dash(h.Decision), dash(h.Matcher), cmd)
-		fmt.Fprintf(tw, "    \t\t\t\t\t%s (%s)\n", h.File, h.Source)
-		if h.Stdout != nil || h.Stderr != nil {
-			fmt.Fprintf(tw, "    \t\t\t\t\tstdout %s  stderr %s\n", outputDesc(h.Stdout), outputDesc(h.Stderr))
-		}
-		if h.Error != "" {
-			fmt.Fprintf(tw, "    \t\t\t\t\terror: %s\n", strings.TrimSpace(h.Error))
-		}
-	}
-	tw.Flush()
-	if len(r.AdditionalContextBytes) > 0 || r.SystemMessages > 0 {
-		fmt.Fprintf(w, "  context    %v bytes  system messages %d\n", r.AdditionalContextBytes, r.SystemMessages)
-	}
-	if len(r.UpdatedInput) > 0 {
-		fmt.Fprintf(w, "  updated input %s\n", r.UpdatedInput)
-	}
-	if len(r.Masked) > 0 {
-		fmt.Fprintf(w, "  masked     %s\n", strings.Join(r.Masked, ", "))
-	}
-	if len(r.Input) > 0 {
-		fmt.Fprintf(w, "  input      %s\n", r.Input)
-	}
-}
-
-func outputDesc(o *audit.Output) string {
-	if o == nil {
-		return "-"
-	}
-	s := fmt.Sprintf("%d B", o.Bytes)
-	if o.Bytes > 0 {
-		s += " sha256 " + shortHash(o.SHA256)
-	}
-	if o.Truncated {
-		s += " (cut by the output cap)"
-	}
-	return s
 }
 
 func auditStatsCommand() *cli.Command {
@@ -505,12 +321,12 @@ func auditStatsCommand() *cli.Command {
 			}
 			fmt.Fprintf(w, "decisions: %d", st.Decisions)
 			if st.Decisions > 0 {
-				fmt.Fprintf(w, " (%s to %s)", when(st.First), when(st.Last))
+				fmt.Fprintf(w, " (%s to %s)", show.When(st.First), show.When(st.Last))
 			}
 			fmt.Fprintf(w, "  overridden by rules: %d  answered in-process (fallback): %d  repairs: %d\n", st.Overridden, st.Fallback, st.Repairs)
-			fmt.Fprintf(w, "by decision: %s\n", countList(st.ByDecision))
-			fmt.Fprintf(w, "by event:    %s\n", countList(st.ByEvent))
-			fmt.Fprintf(w, "hook runs:   %s\n\n", countList(st.ByOutcome))
+			fmt.Fprintf(w, "by decision: %s\n", show.CountList(st.ByDecision))
+			fmt.Fprintf(w, "by event:    %s\n", show.CountList(st.ByEvent))
+			fmt.Fprintf(w, "hook runs:   %s\n\n", show.CountList(st.ByOutcome))
 			tw := tabwriter.NewWriter(w, 2, 4, 2, ' ', tabwriter.AlignRight)
 			fmt.Fprintln(tw, "COUNT\tERROR%\tP50 MS\tP95 MS\tMAX MS\t  HOOK")
 			for _, h := range st.Hooks {
@@ -526,30 +342,4 @@ func auditStatsCommand() *cli.Command {
 			return checkChain(c, path)
 		},
 	}, "audit-dir", "config", "state-dir")
-}
-
-// countList is "allow 10, deny 2", largest first.
-func countList(m map[string]int) string {
-	type kv struct {
-		k string
-		v int
-	}
-	var kvs []kv
-	for k, v := range m {
-		kvs = append(kvs, kv{k, v})
-	}
-	sort.Slice(kvs, func(i, j int) bool {
-		if kvs[i].v != kvs[j].v {
-			return kvs[i].v > kvs[j].v
-		}
-		return kvs[i].k < kvs[j].k
-	})
-	var parts []string
-	for _, x := range kvs {
-		parts = append(parts, fmt.Sprintf("%s %d", dash(x.k), x.v))
-	}
-	if len(parts) == 0 {
-		return "-"
-	}
-	return strings.Join(parts, ", ")
 }

@@ -9,6 +9,8 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/hookd/hookd/cmd/hookd/internal/clix"
 )
 
 // TestMain lets the test binary stand in for hookd (HOOKD_TEST_AS_HOOKD=1), so that a
@@ -28,7 +30,7 @@ func cliRun(t *testing.T, args ...string) (stdout, stderr string, err error) {
 	app := App()
 	var out, errb bytes.Buffer
 	app.Writer, app.ErrWriter = &out, &errb
-	err = app.Run(intersperse(app, append([]string{"hookd"}, args...)))
+	err = app.Run(clix.Intersperse(app, append([]string{"hookd"}, args...)))
 	return out.String(), errb.String(), err
 }
 
@@ -119,7 +121,7 @@ func TestIntersperse(t *testing.T) {
 		{[]string{"stat", "--generate-bash-completion"}, []string{"stat", "--generate-bash-completion"}},
 		{[]string{"validate", "a.json", "--debug", "--generate-bash-completion"}, []string{"validate", "--debug", "a.json", "--generate-bash-completion"}},
 	} {
-		got := intersperse(app, append([]string{"hookd"}, tc.in...))[1:]
+		got := clix.Intersperse(app, append([]string{"hookd"}, tc.in...))[1:]
 		if !slices.Equal(got, tc.want) {
 			t.Errorf("intersperse(%q) = %q, want %q", tc.in, got, tc.want)
 		}

@@ -7,6 +7,7 @@ import (
 	"os/signal"
 	"syscall"
 
+	"github.com/hookd/hookd/cmd/hookd/internal/clix"
 	"github.com/hookd/hookd/daemon/runner"
 )
 
@@ -16,7 +17,7 @@ func main() {
 		return
 	}
 	app := App()
-	if err := app.Run(intersperse(app, os.Args)); err != nil {
+	if err := app.Run(clix.Intersperse(app, os.Args)); err != nil {
 		if ec, ok := err.(interface{ ExitCode() int }); ok {
 			if msg := err.Error(); msg != "" {
 				fmt.Fprintln(os.Stderr, "hookd:", msg)

@@ -10,6 +10,7 @@ import (
 
 	"github.com/urfave/cli/v2"
 
+	"github.com/hookd/hookd/cmd/hookd/internal/show"
 	"github.com/hookd/hookd/configs/install"
 	"github.com/hookd/hookd/configs/settings"
 )
@@ -146,7 +147,7 @@ func validateAction(c *cli.Context) error {
 		fmt.Fprintf(w, "  warning: %s\n", rn)
 		warns++
 	}
-	fmt.Fprintf(w, "revision %s\n", shortHash(snap.Revision))
+	fmt.Fprintf(w, "revision %s\n", show.ShortHash(snap.Revision))
 	switch {
 	case errs > 0:
 		// The files load and their hooks run, but something in them leaves a guard that

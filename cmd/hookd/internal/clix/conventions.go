@@ -1,4 +1,8 @@
-package main
+// Package clix holds the conventions every hookd command follows, applied to the
+// urfave/cli application as a whole: suggestions for mistyped commands and flags, errors
+// instead of help dumps, flags accepted after arguments, and shell completion. hookd's
+// own commands and flags are cmd/hookd's; this package knows none of them.
+package clix
 
 import (
 	"fmt"
@@ -10,7 +14,7 @@ import (
 	"github.com/hookd/hookd/configs/suggest"
 )
 
-// The command line's conventions, applied to every command by App (docs/configuration.md, "Conventions"):
+// The command line's conventions, applied to every command by Conventions (docs/configuration.md, "Conventions"):
 //
 //   - a mistyped command or flag is an error (exit 2) with a suggestion — `hookd stauts`:
 //     did you mean "status"? — and a pointer to the help, never the whole help text;
@@ -20,8 +24,9 @@ import (
 //     code (urfave/cli's own exit handling, which would exit inside Run, is off);
 //   - shell completion for bash, zsh and fish comes from urfave/cli (`hookd completion`).
 
-// conventions wires the behaviour above into app and every command under it.
-func conventions(app *cli.App) {
+// Conventions wires the behaviour above into app and every command under it (call it
+// after the commands are in place).
+func Conventions(app *cli.App) {
 	app.Suggest = true
 	app.ExitErrHandler = func(*cli.Context, error) {} // main prints and exits
 	app.Action = groupAction
@@ -92,7 +97,7 @@ func unknownCommand(c *cli.Context, name string) error {
 	if s := suggest.Closest(name, names); s != "" {
 		msg += fmt.Sprintf("; did you mean %q?", s)
 	}
-	return exitError{code: 2, msg: msg + fmt.Sprintf("\nrun '%s --help' for the commands", path)}
+	return ExitError{Code: 2, Msg: msg + fmt.Sprintf("\nrun '%s --help' for the commands", path)}
 }
 
 // usageError replaces urfave/cli's answer to a bad flag (the message, a suggestion by
@@ -118,7 +123,7 @@ func usageError(c *cli.Context, err error, _ bool) error {
 			msg += "; did you mean " + dashes(s) + "?"
 		}
 	}
-	return exitError{code: 2, msg: msg + fmt.Sprintf("\nrun '%s --help' for usage", path)}
+	return ExitError{Code: 2, Msg: msg + fmt.Sprintf("\nrun '%s --help' for usage", path)}
 }
 
 func dashes(name string) string {
@@ -128,13 +133,13 @@ func dashes(name string) string {
 	return "--" + name
 }
 
-// intersperse moves the flags a user typed after a command's arguments in front of
+// Intersperse moves the flags a user typed after a command's arguments in front of
 // them, so `hookd validate a.json --strict` and `hookd audit show ID --json` mean what
 // they say: urfave/cli v2 (like package flag) stops reading flags at the first argument.
 // A word is moved only when it is a flag of the command being run (its own, a global
 // one or the help flag), with its value when it takes one; everything after "--" stays
 // where it is, and urfave/cli's completion flag stays last.
-func intersperse(app *cli.App, args []string) []string {
+func Intersperse(app *cli.App, args []string) []string {
 	if len(args) < 2 {
 		return args
 	}
@@ -232,3 +237,15 @@ func flagWords(flags []cli.Flag, args []string) int {
 	}
 	return 2
 }
+
+// ExitError is an error that ends the program with Code (main prints Msg, when not
+// empty, as "hookd: <Msg>").
+type ExitError struct {
+	Code int
+	Msg  string
+}
+
+func (e ExitError) Error() string { return e.Msg }
+
+// ExitCode is the code main exits with.
+func (e ExitError) ExitCode() int { return e.Code }

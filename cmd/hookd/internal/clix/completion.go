@@ -1,4 +1,4 @@
-package main
+package clix
 
 import (
 	"fmt"
@@ -68,7 +68,8 @@ _hookd_zsh_autocomplete() {
 compdef _hookd_zsh_autocomplete hookd
 `
 
-func completionCommand() *cli.Command {
+// CompletionCommand is `hookd completion bash|zsh|fish`.
+func CompletionCommand() *cli.Command {
 	return &cli.Command{
 		Name:      "completion",
 		Usage:     "print the shell completion script for bash, zsh or fish",
@@ -81,7 +82,7 @@ func completionCommand() *cli.Command {
 			w := c.App.Writer
 			switch sh := c.Args().First(); {
 			case c.NArg() != 1:
-				return exitError{code: 2, msg: "usage: hookd completion bash|zsh|fish"}
+				return ExitError{Code: 2, Msg: "usage: hookd completion bash|zsh|fish"}
 			case sh == "bash":
 				fmt.Fprint(w, bashCompletion)
 			case sh == "zsh":
@@ -93,7 +94,7 @@ func completionCommand() *cli.Command {
 				}
 				fmt.Fprint(w, s)
 			default:
-				return exitError{code: 2, msg: fmt.Sprintf("completion: unknown shell %q (bash, zsh or fish)", sh)}
+				return ExitError{Code: 2, Msg: fmt.Sprintf("completion: unknown shell %q (bash, zsh or fish)", sh)}
 			}
 			return nil
 		},

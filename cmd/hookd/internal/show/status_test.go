@@ -1,4 +1,4 @@
-package main
+package show
 
 import (
 	"bytes"
@@ -43,7 +43,7 @@ func TestStatusRendersEveryPartWithoutJSON(t *testing.T) {
 		t.Fatal(err)
 	}
 	var b bytes.Buffer
-	printStatus(&b, &got)
+	Status(&b, &got)
 	out := b.String()
 	if strings.ContainsAny(out, "{}[]\"") {
 		t.Errorf("status output has JSON in it:\n%s", out)
@@ -83,7 +83,7 @@ func TestReloadRendersWithoutJSON(t *testing.T) {
 		t.Fatal(err)
 	}
 	var b bytes.Buffer
-	printReload(&b, &got)
+	Reload(&b, &got)
 	out := b.String()
 	if strings.ContainsAny(out, "{}[]\"") {
 		t.Errorf("reload output has JSON in it:\n%s", out)
