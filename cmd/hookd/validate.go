@@ -6,6 +6,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 
 	"github.com/urfave/cli/v2"
@@ -13,6 +14,7 @@ import (
 	"github.com/hookd/hookd/cmd/hookd/internal/show"
 	"github.com/hookd/hookd/configs/install"
 	"github.com/hookd/hookd/configs/settings"
+	"github.com/hookd/hookd/configs/settings/cmdcheck"
 )
 
 func validateCommand() *cli.Command {
@@ -82,7 +84,7 @@ func validateAction(c *cli.Context) error {
 		files = append(files, f)
 	}
 	// The findings only validate can make: programs looked up on this shell's PATH.
-	onPath := settings.LintCommandsOnPath(files, os.Getenv("PATH"))
+	onPath := lintOnPath(files, os.Getenv("PATH"))
 	for _, f := range files {
 		state := "ok"
 		if f.Untrusted != "" {
@@ -157,4 +159,37 @@ func validateAction(c *cli.Context) error {
 		return exitError{code: 1, msg: fmt.Sprintf("%d warning(s) (--strict)", warns)}
 	}
 	return nil
+}
+
+// lintOnPath is the part of the settings linter only `hookd validate` runs: each command
+// handler of files (and each forwarder) whose program is a bare name not found on path —
+// the PATH of the shell validate runs in, which is what Claude Code, started from it,
+// gives its hooks. The loader cannot know that PATH (hooks run with the session's
+// environment), so status and the load log do not report these.
+func lintOnPath(files []*settings.File, path string) []settings.Warning {
+	var out []settings.Warning
+	for _, f := range files {
+		project := settings.LintProject(f.Ref)
+		for _, eh := range f.Settings.Hooks {
+			for gi, g := range eh.Groups {
+				for hi, hs := range g.Hooks {
+					if hs.Type != "command" {
+						continue
+					}
+					words, ok := []string{hs.Command}, true
+					if hs.Args == nil {
+						words, ok = cmdcheck.FirstWords(hs.Command, project)
+					}
+					if !ok || len(words) == 0 || strings.Contains(words[0], "/") {
+						continue // paths are the loader's findings
+					}
+					if msg := cmdcheck.Missing(hs.Command, hs.Args, project, path); msg != "" && !slices.ContainsFunc(f.Warnings, func(w settings.Warning) bool { return strings.Contains(w.Message, msg) }) {
+						out = append(out, settings.Warning{File: f.Ref.Path, Field: fmt.Sprintf("hooks.%s[%d].hooks[%d].command", eh.Event, gi, hi),
+							Message: msg + ": the hook can never run (Claude Code reports exit 127, a non-blocking error: the guard is off)", Level: settings.LevelError})
+					}
+				}
+			}
+		}
+	}
+	return out
 }

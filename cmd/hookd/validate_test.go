@@ -5,6 +5,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/hookd/hookd/configs/settings"
 )
 
 // Issue 29: each typo class makes `hookd validate` exit non-zero with a suggestion —
@@ -78,5 +80,39 @@ func TestValidateTypoClasses(t *testing.T) {
 	// And a clean file passes.
 	if out, _, err := cliRun(t, "validate", write(t, hook("PreToolUse", "Bash|Edit", "guard-bash"))); err != nil || strings.Contains(out, "error") {
 		t.Errorf("clean file: %v\n%s", err, out)
+	}
+}
+
+// A bare program name is looked up on the PATH validate is given, with a suggestion from
+// the names there.
+func TestLintCommandsOnPath(t *testing.T) {
+	bin := t.TempDir()
+	for _, name := range []string{"guard", "ruff"} {
+		if err := os.WriteFile(filepath.Join(bin, name), []byte("#!/bin/sh\n"), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	proj := t.TempDir()
+	path := filepath.Join(proj, ".claude", "settings.json")
+	os.MkdirAll(filepath.Dir(path), 0o755)
+	f, err := settings.ParseFile(settings.FileRef{Path: path, Kind: settings.KindProject}, []byte(`{"hooks":{"Stop":[{"hooks":[
+		{"type":"command","command":"guard --x"},
+		{"type":"command","command":"gaurd --x"},
+		{"type":"command","command":"FOO=1 nosuch"},
+		{"type":"command","command":"ruff","args":["check"]}]}]}}`), "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ws := lintOnPath([]*settings.File{f}, bin)
+	var got []string
+	for _, w := range ws {
+		got = append(got, w.Field+": "+w.Message)
+	}
+	want := []string{
+		`hooks.Stop[0].hooks[1].command: program "gaurd" is not on PATH (` + bin + `); did you mean guard?`,
+		`hooks.Stop[0].hooks[2].command: program "nosuch" is not on PATH (` + bin + `)`,
+	}
+	if len(got) != 2 || !strings.HasPrefix(got[0], want[0]) || !strings.HasPrefix(got[1], want[1]) || !ws[0].IsError() {
+		t.Errorf("got\n%s\nwant\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
 	}
 }

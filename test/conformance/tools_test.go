@@ -9,11 +9,11 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/hookd/hookd/configs/settings"
+	"github.com/hookd/hookd/configs/settings/tools"
 )
 
 // TestConformanceTools (part of `make conformance`): the linter's tool names
-// (settings.ClaudeCodeTools and ClaudeCodeToolAliases, which `hookd validate` checks rules,
+// (tools.ClaudeCode and ClaudeCodeToolAliases, which `hookd validate` checks rules,
 // `if` filters and matchers against) are the pinned binary's own. A tool a new release adds
 // fails here, naming it, instead of becoming a false "unknown tool" finding.
 func TestConformanceTools(t *testing.T) {
@@ -24,28 +24,28 @@ func TestConformanceTools(t *testing.T) {
 		}
 		t.Skip("SKIPPED: HOOKD_CLAUDE_BIN not set; the tool-name drift check runs in `make conformance`")
 	}
-	tools, aliases, err := ExtractTools(readBinary(t, bin))
+	names, aliases, err := ExtractTools(readBinary(t, bin))
 	if err != nil {
 		t.Fatalf("%s: %v", bin, err)
 	}
 	var problems []string
-	for _, n := range tools {
-		if !slices.Contains(settings.ClaudeCodeTools, n) {
-			problems = append(problems, "tool "+n+" is missing from settings.ClaudeCodeTools (configs/settings/tools.go)")
+	for _, n := range names {
+		if !slices.Contains(tools.ClaudeCode, n) {
+			problems = append(problems, "tool "+n+" is missing from tools.ClaudeCode (configs/settings/tools/tools.go)")
 		}
 	}
-	for _, n := range settings.ClaudeCodeTools {
-		if !slices.Contains(tools, n) {
-			problems = append(problems, "settings.ClaudeCodeTools has "+n+", which the binary no longer lists")
+	for _, n := range tools.ClaudeCode {
+		if !slices.Contains(names, n) {
+			problems = append(problems, "tools.ClaudeCode has "+n+", which the binary no longer lists")
 		}
 	}
-	if !maps.Equal(aliases, settings.ClaudeCodeToolAliases) {
-		problems = append(problems, "settings.ClaudeCodeToolAliases differs from the binary's map")
+	if !maps.Equal(aliases, tools.Aliases) {
+		problems = append(problems, "tools.Aliases differs from the binary's map")
 	}
 	if len(problems) > 0 {
 		t.Fatalf("the linter's tool names are not the binary's (%s):\n  %s", bin, strings.Join(problems, "\n  "))
 	}
-	t.Logf("%d tool names and %d aliases, as the linter has them", len(tools), len(aliases))
+	t.Logf("%d tool names and %d aliases, as the linter has them", len(names), len(aliases))
 }
 
 func TestExtractTools(t *testing.T) {

@@ -1,4 +1,8 @@
-package settings
+// Package tools is the catalogue of the tool names Claude Code knows — its binary's own
+// list and map of older names (test/conformance checks them against the pinned binary) —
+// and the check the settings linter applies to a tool name in a permission rule, an
+// `if` filter or a matcher (Problem).
+package tools
 
 import (
 	"slices"
@@ -7,11 +11,11 @@ import (
 	"github.com/hookd/hookd/configs/suggest"
 )
 
-// ClaudeCodeTools are the tool names Claude Code knows, as its binary lists them (2.1.332;
+// ClaudeCode are the tool names Claude Code knows, as its binary lists them (2.1.332;
 // 2.1.330's list is the same). `make conformance` extracts the list from the pinned binary
 // and fails when it differs from this one (test/conformance), so a tool added by a new
 // release is a test failure, not a false "unknown tool" finding.
-var ClaudeCodeTools = []string{
+var ClaudeCode = []string{
 	"Agent", "Artifact", "AskUserQuestion", "Bash", "ClaudeDesign", "CronCreate", "CronDelete", "CronList",
 	"Edit", "EndConversation", "EnterPlanMode", "EnterWorktree", "ExitPlanMode", "ExitWorktree", "Glob", "Grep",
 	"ListAgents", "ListMcpResourcesTool", "LSP", "Monitor", "NotebookEdit", "OfferChromeSetup", "PowerShell",
@@ -22,9 +26,9 @@ var ClaudeCodeTools = []string{
 	"WaitForMcpServers", "WebFetch", "WebSearch", "Workflow", "Write",
 }
 
-// ClaudeCodeToolAliases are older tool names Claude Code still accepts, and the tool each
+// Aliases are older tool names Claude Code still accepts, and the tool each
 // now is (the map beside the list in its binary).
-var ClaudeCodeToolAliases = map[string]string{
+var Aliases = map[string]string{
 	"Task": "Agent", "KillShell": "TaskStop", "KillBash": "TaskStop", "ListPeers": "ListAgents",
 	"Brief": "SendUserMessage", "ListMcpResources": "ListMcpResourcesTool", "ReadMcpResource": "ReadMcpResourceTool",
 	"ReadMcpResourceDir": "ReadMcpResourceDirTool", "ProposeGoal": "SetGoal",
@@ -37,25 +41,25 @@ var olderTools = []string{"MultiEdit", "NotebookRead", "LS", "BashOutput", "REPL
 
 // knownTool reports whether name is a tool name Claude Code knows or accepts.
 func knownTool(name string) bool {
-	_, alias := ClaudeCodeToolAliases[name]
-	return alias || slices.Contains(ClaudeCodeTools, name) || slices.Contains(olderTools, name)
+	_, alias := Aliases[name]
+	return alias || slices.Contains(ClaudeCode, name) || slices.Contains(olderTools, name)
 }
 
 func allToolNames() []string {
-	names := append(append([]string(nil), ClaudeCodeTools...), olderTools...)
-	for a := range ClaudeCodeToolAliases {
+	names := append(append([]string(nil), ClaudeCode...), olderTools...)
+	for a := range Aliases {
 		names = append(names, a)
 	}
 	slices.Sort(names)
 	return names
 }
 
-// toolProblem checks one tool name as a permission rule, an `if` filter or an exact
+// Problem checks one tool name as a permission rule, an `if` filter or an exact
 // matcher writes it. It returns "" for a name Claude Code knows (or an MCP tool name of
 // the right shape); otherwise what is wrong, and whether it is surely a mistake (error:
 // a near miss of a known name, wrong case, a malformed MCP name) or only unknown
 // (warning: a tool of a newer Claude Code, or of a build hookd has not seen).
-func toolProblem(name string) (msg string, isError bool) {
+func Problem(name string) (msg string, isError bool) {
 	switch {
 	case name == "" || name == "*" || knownTool(name):
 		return "", false
@@ -79,9 +83,9 @@ func toolProblem(name string) (msg string, isError bool) {
 	return "no tool of Claude Code 2.1.332 is called " + name + " (an MCP tool is mcp__<server>__<tool>); as written it matches nothing", false
 }
 
-// ruleTool is the tool-name part of a permission rule or `if` filter: "Bash" of
+// RuleTool is the tool-name part of a permission rule or `if` filter: "Bash" of
 // "Bash(git *)", the whole text when it has no specifier.
-func ruleTool(text string) string {
+func RuleTool(text string) string {
 	t := strings.TrimSpace(text)
 	if i := strings.IndexByte(t, '('); i >= 0 {
 		t = t[:i]
