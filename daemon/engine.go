@@ -1,6 +1,7 @@
 package daemon
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -704,6 +705,17 @@ func (e *Engine) runOne(ctx context.Context, ev *events.Event, h *settings.Handl
 		// PreModelSwitch timeout refusal).
 		out.HookName = ev.Name + ":" + hc.match
 	}
+	switch {
+	// Never quiet (issue 29): a hook that cannot start is a guard that does not run; the
+	// result and the record say so per event, the log says so for the operator. A shell
+	// that cannot find the program exits 127 (POSIX), which is the same failure.
+	case out.StartErr != nil:
+		e.log.Warn("hook failed to start", zap.String("event", ev.Name), zap.String("hook", ref.ID),
+			zap.String("command", ref.Command), zap.Error(out.StartErr))
+	case out.Kind == events.Command && out.ExitCode == 127 && h.Args == nil:
+		e.log.Warn("hook failed to start", zap.String("event", ev.Name), zap.String("hook", ref.ID),
+			zap.String("command", ref.Command), zap.String("error", "exit 127 (the shell found no such command): "+firstLine(out.Stderr)))
+	}
 	in := events.Interpret(ev, ref, out)
 	if hc.family != nil && hc.family.noApprove[h] {
 		events.NoApprove(&in, "the hook met the Monitor tool's command only as a Bash command (Claude Code 2.1.314: such hooks can block or ask, not approve or rewrite)")
@@ -810,4 +822,12 @@ func sessionEndBudget(snap *settings.Snapshot, env []string) time.Duration {
 func (e *Engine) countEvent(name string) {
 	v, _ := e.counters.perEvent.LoadOrStore(name, new(atomic.Uint64))
 	v.(*atomic.Uint64).Add(1)
+}
+
+// firstLine is the first line of b, at most 200 bytes.
+func firstLine(b []byte) string {
+	if i := bytes.IndexByte(b, '\n'); i >= 0 {
+		b = b[:i]
+	}
+	return string(b[:min(len(b), 200)])
 }

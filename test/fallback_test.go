@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"strings"
 	"testing"
+	"time"
 )
 
 // Issue 29: the in-process fallback is never quiet. With the daemon stopped, a hookc call
@@ -86,4 +87,25 @@ func TestFallbackIsNeverQuiet(t *testing.T) {
 	if q := e.Hookd("", "audit", "query", "--fallback", "--json"); strings.Count(q.Stdout, "\n") != 2 {
 		t.Errorf("the daemon's answer counted as a fallback:\n%s", q.Stdout)
 	}
+}
+
+// Issue 29: a hook that cannot start is logged at warn with its reason — the exec form's
+// start error, and the shell's exit 127 for a program it cannot find.
+func TestHookThatCannotStartIsLogged(t *testing.T) {
+	e := NewEnv(t)
+	e.WriteSettings("project", `{"hooks":{"PreToolUse":[{"matcher":"Bash","hooks":[
+		{"type":"command","command":"/nonexistent/exec-guard","args":["--x"]},
+		{"type":"command","command":"/nonexistent/shell-guard --x"}]}]}}`)
+	e.Start()
+	e.Event(bashPayload(e, "ls"))
+	Eventually(t, 10*time.Second, "both start failures logged at warn", func() bool {
+		var n int
+		for _, l := range strings.Split(e.Logs(), "\n") {
+			if strings.Contains(l, `"level":"warn"`) && strings.Contains(l, `"msg":"hook failed to start"`) &&
+				(strings.Contains(l, "exec-guard") && strings.Contains(l, "no such file") || strings.Contains(l, "shell-guard") && strings.Contains(l, "exit 127")) {
+				n++
+			}
+		}
+		return n == 2
+	})
 }
