@@ -186,6 +186,14 @@ func TestInstallStateSurvivesLosingHookdFile(t *testing.T) {
 	if ck := e.Hookd("", "status", "--check"); ck.Code != 1 || strings.Count(strings.TrimSpace(ck.Stdout), "\n") != 0 || !strings.Contains(ck.Stdout, "moved hooks missing") {
 		t.Fatalf("status --check: exit %d\n%s%s", ck.Code, ck.Stdout, ck.Stderr)
 	}
+	// docs/claude-code.md shows this warning: the same words, with the example's paths.
+	doc, _ := os.ReadFile("../docs/claude-code.md")
+	for _, part := range []string{"installation:\n  WARNING ", ": forwarders present, moved hooks missing: Claude Code forwards PreToolUse to hookd, but ",
+		" is gone, so hookd runs none of the hooks the install moved (every moved guard is off). `hookd uninstall claude-code --scope project` restores them from the backup "} {
+		if !strings.Contains(st.Stdout, part) || !strings.Contains(string(doc), part) {
+			t.Errorf("status and docs/claude-code.md do not both show %q", part)
+		}
+	}
 	u := e.Hookd("", "uninstall", "claude-code", "--scope", "project")
 	if u.Code != 0 || !strings.Contains(u.Stdout, "restored "+e.SettingsPath("project")+" byte for byte from "+filepath.Join(e.State, "install-backups")) {
 		t.Fatalf("uninstall without hookd.json: exit %d\n%s%s", u.Code, u.Stdout, u.Stderr)
