@@ -57,6 +57,7 @@ func TestMistypedCommandsAndFlagsSuggest(t *testing.T) {
 		{[]string{"status", "--jsn"}, `status: flag provided but not defined: -jsn; did you mean --json?`},
 		{[]string{"--sockt", "/x", "status"}, `flag provided but not defined: -sockt; did you mean --socket?`},
 		{[]string{"audit", "query", "--limt", "3"}, `audit query: flag provided but not defined: -limt; did you mean --limit?`},
+		{[]string{"help", "stauts"}, `unknown command "stauts"; did you mean "status"?`},
 		{[]string{"frobnicate"}, `unknown command "frobnicate"` + "\nrun 'hookd --help' for the commands"}, // nothing close: no guess
 	} {
 		stdout, _, err := cliRun(t, tc.args...)

@@ -31,9 +31,22 @@ func Conventions(app *cli.App) {
 	app.ExitErrHandler = func(*cli.Context, error) {} // main prints and exits
 	app.Action = groupAction
 	app.OnUsageError = usageError
-	app.CommandNotFound = func(c *cli.Context, name string) { // `hookd help stauts`
-		fmt.Fprintln(c.App.ErrWriter, unknownCommand(c, name).Error())
-	}
+	// `hookd help stauts`: urfave/cli's own help command prints "No help topic" and
+	// exits 0 (with a CommandNotFound) or suggests by its own measure; this one is an
+	// error with our suggestion, as `hookd stauts` is.
+	app.Commands = append(app.Commands, &cli.Command{
+		Name: "help", Aliases: []string{"h"}, Usage: "show the commands, or one command's help", ArgsUsage: "[COMMAND]",
+		Action: func(c *cli.Context) error {
+			name, parent := c.Args().First(), c.Lineage()[1]
+			switch {
+			case name == "":
+				return cli.ShowAppHelp(c)
+			case c.App.Command(name) == nil:
+				return unknownCommand(parent, name)
+			}
+			return cli.ShowCommandHelp(parent, name)
+		},
+	})
 	var walk func([]*cli.Command)
 	walk = func(cmds []*cli.Command) {
 		for _, cmd := range cmds {
