@@ -12,6 +12,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/hookd/hookd/test/testutil"
 )
 
 // Issue 13, defect 3: hookc talked to whoever owned the socket. These tests need root
@@ -24,12 +26,7 @@ const otherUID = 54321
 
 func requireRoot(t *testing.T) {
 	t.Helper()
-	if os.Geteuid() != 0 {
-		if os.Getenv("CI") == "true" {
-			t.Fatal("the socket-trust fault tests need root (CI runs as root)")
-		}
-		t.Skip("LOUD SKIP: needs root to act as another uid; CI runs these as root")
-	}
+	testutil.RequireRoot(t)
 }
 
 // hostileListener starts, as otherUID, a Unix socket listener at sock that records every

@@ -7,23 +7,13 @@ import (
 	"testing"
 
 	"github.com/hookd/hookd/events"
+	"github.com/hookd/hookd/test/testutil"
 )
 
 const otherUID = 54321
 
-// needRoot: chown to another uid needs root; CI runs as root.
-func needRoot(t *testing.T) {
-	t.Helper()
-	if os.Geteuid() != 0 {
-		if os.Getenv("CI") == "true" {
-			t.Fatal("needs root to chown files to another uid (CI runs as root)")
-		}
-		t.Skip("LOUD SKIP: needs root to chown files to another uid; CI runs this as root")
-	}
-}
-
 func TestCheckManaged(t *testing.T) {
-	needRoot(t)
+	testutil.RequireRoot(t) // chown to another uid
 	for _, tt := range []struct {
 		name  string
 		setup func(t *testing.T, dir, file string) (check, managedDir string)
