@@ -86,6 +86,18 @@ func TestCommandHelpListsOnlyItsFlags(t *testing.T) {
 		sec, _, _ := strings.Cut(rest, "\n\n")
 		return sec
 	}
+	if app := help(); !strings.Contains(app, "COMMANDS:") || !strings.Contains(app, "status") {
+		t.Errorf("hookd --help:\n%s", app)
+	}
+	if out, _, err := cliRun(t, "-h"); err != nil || !strings.Contains(out, "COMMANDS:") {
+		t.Errorf("hookd -h: %v\n%s", err, out)
+	}
+	if out, _, err := cliRun(t, "help"); err != nil || !strings.Contains(out, "COMMANDS:") {
+		t.Errorf("hookd help: %v\n%s", err, out)
+	}
+	if out, _, err := cliRun(t, "help", "serve"); err != nil || !strings.Contains(out, "--grace") {
+		t.Errorf("hookd help serve: %v\n%s", err, out)
+	}
 	serve := help("serve")
 	if o := options(serve); !strings.Contains(o, "--grace") || strings.Contains(o, "--socket") || strings.Contains(o, "--state-dir") {
 		t.Errorf("serve's OPTIONS are not just its own:\n%s", o)

@@ -34,6 +34,9 @@ func Conventions(app *cli.App) {
 	// `hookd help stauts`: urfave/cli's own help command prints "No help topic" and
 	// exits 0 (with a CommandNotFound) or suggests by its own measure; this one is an
 	// error with our suggestion, as `hookd stauts` is.
+	// (With a "help" command of its own, urfave/cli no longer adds --help to the app:
+	// add it here.)
+	app.Flags = append(app.Flags, cli.HelpFlag)
 	app.Commands = append(app.Commands, &cli.Command{
 		Name: "help", Aliases: []string{"h"}, Usage: "show the commands, or one command's help", ArgsUsage: "[COMMAND]",
 		Action: func(c *cli.Context) error {
