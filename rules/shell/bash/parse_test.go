@@ -94,3 +94,43 @@ func FuzzParse(f *testing.F) {
 		}
 	})
 }
+
+// treeDepth is the depth of a syntax tree.
+func treeDepth(f *syntax.File) int {
+	depth, max := 0, 0
+	syntax.Walk(f, func(n syntax.Node) bool {
+		if n == nil {
+			depth--
+			return true
+		}
+		depth++
+		if depth > max {
+			max = depth
+		}
+		return true
+	})
+	return max
+}
+
+// FuzzCostBound: every level the parser nests consumes a byte Cost counts
+// (the bound that keeps the parser's recursion safe), so the tree of
+// anything Parse accepts is no deeper than a small multiple of the count.
+func FuzzCostBound(f *testing.F) {
+	for _, s := range []string{"echo $(( a[a[1]] ))", "if if true; then :; fi; then :; fi", "time time ls",
+		"x=$(y=$(z=$(ls)))", "[[ ! ! -n x ]]", "f() { g() { :; }; }", "echo ${a:-${b:-${c}}}", "a && b || c | d",
+		"echo $(( - - - 1 ))", "echo $(( a ? b : c ? d : e ))", "cat <<E\n$(ls)\nE",
+		"echo '" + strings.Repeat("((((", 5000) + "' $(( a[a[a[1]]] ))"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, src string) {
+		s, err := Parse(src)
+		if err != nil {
+			return
+		}
+		units, _ := Cost(src)
+		units = min(units, maxCost) // over the bound: parsed only when the quiet parts set aside bring it under
+		if d := treeDepth(s.File); d > 12*(units+1)+24 {
+			t.Fatalf("tree %d deep for %d units: %q", d, units, src)
+		}
+	})
+}
