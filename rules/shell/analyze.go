@@ -2,9 +2,9 @@ package shell
 
 import (
 	"fmt"
-	"path"
 	"github.com/hookd/hookd/rules/shell/bash"
 	"github.com/hookd/hookd/rules/shell/wrap"
+	"path"
 	"strings"
 
 	"mvdan.cc/sh/v3/syntax"
@@ -1359,7 +1359,6 @@ type innerScript struct {
 	text    string
 	known   bool
 	current bool // runs in the current shell (eval, source): its assignments count
-	trap    bool // runs later, at an unknown time (trap)
 	args    bool // run with arguments ($1, … are text the command chose)
 	bad     string
 }
