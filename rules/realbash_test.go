@@ -336,7 +336,7 @@ func TestRealBashOracle(t *testing.T) {
 			t.Fatalf("HOOKD_ORACLE_SEED=%q: %v", v, err)
 		}
 	}
-	slots := 2
+	slots := 4
 	if v := os.Getenv("HOOKD_ORACLE_SLOTS"); v != "" {
 		var err error
 		if slots, err = strconv.Atoi(v); err != nil || slots < 1 || slots > 64 {
