@@ -79,6 +79,9 @@ func statusAction(c *cli.Context) error {
 	}
 	if st != nil {
 		show.Status(w, st)
+		if cache := settings.ServerManagedCache(c.String("user-dir")); cache != "" {
+			fmt.Fprintf(w, "warning: %s\n", settings.ServerManagedNote(cache))
+		}
 	}
 	if fc := countFallbacks(c, st); fc.log != "" {
 		fmt.Fprintf(w, "\nanswered in-process (hookc's fallback, without the daemon) since %s (%s): %d", show.When(fc.since), fc.sinceWhat, fc.n)

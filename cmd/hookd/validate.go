@@ -133,6 +133,10 @@ func validateAction(c *cli.Context) error {
 	if snap.Managed.Channel != "" {
 		fmt.Fprintf(w, "managed settings Claude Code uses: %s\n", snap.Managed)
 	}
+	if cache := settings.ServerManagedCache(src.UserDir); cache != "" {
+		fmt.Fprintf(w, "  warning: %s\n", settings.ServerManagedNote(cache))
+		warns++
+	}
 	for _, sk := range snap.Managed.Skipped {
 		if sk.IsError() {
 			fmt.Fprintf(w, "  error: %s\n", sk)

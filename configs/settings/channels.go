@@ -2,6 +2,8 @@ package settings
 
 import (
 	"fmt"
+	"os"
+	"path/filepath"
 	"strings"
 
 	"github.com/hookd/hookd/events"
@@ -110,4 +112,26 @@ func routes(f *File) bool {
 		}
 	}
 	return false
+}
+
+// ServerManagedCache returns Claude Code's cached copy of server-managed settings in the
+// user dir (remote-settings.json, named so in the 2.1.332 binary), or "" when there is
+// none. Server-managed settings outrank the MDM profile and the file channel, and hookd
+// cannot read them (they are fetched and verified by Claude Code's account state); when
+// the cache exists, status and validate say that the managed source they name may not be
+// the one in effect.
+func ServerManagedCache(userDir string) string {
+	if userDir == "" {
+		return ""
+	}
+	p := filepath.Join(userDir, "remote-settings.json")
+	if fi, err := os.Stat(p); err == nil && fi.Mode().IsRegular() && fi.Size() > 2 {
+		return p
+	}
+	return ""
+}
+
+// ServerManagedNote is what status and validate print about such a cache.
+func ServerManagedNote(cache string) string {
+	return "Claude Code has server-managed settings cached at " + cache + ": where they are in effect they outrank the MDM profile and managed-settings.json (first-wins), and hookd cannot read them"
 }

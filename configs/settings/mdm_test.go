@@ -185,3 +185,23 @@ func FuzzDecodeMDMProfile(f *testing.F) {
 func readCall(path string) rules.Call {
 	return rules.Call{Tool: "Read", Input: map[string]any{"file_path": path}, Cwd: "/p", Home: "/home/u"}
 }
+
+func TestServerManagedCache(t *testing.T) {
+	dir := t.TempDir()
+	if got := ServerManagedCache(dir); got != "" {
+		t.Fatalf("no cache: %q", got)
+	}
+	p := filepath.Join(dir, "remote-settings.json")
+	if err := os.WriteFile(p, []byte("{}"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if got := ServerManagedCache(dir); got != "" {
+		t.Fatalf("an empty object is no settings: %q", got)
+	}
+	if err := os.WriteFile(p, []byte(`{"permissions":{"deny":["Bash(curl:*)"]}}`), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if got := ServerManagedCache(dir); got != p {
+		t.Fatalf("cache %q, want %s", got, p)
+	}
+}
