@@ -216,6 +216,14 @@ var attacks = []func(g *oracleGen, c string) string{
 	func(g *oracleGen, c string) string { return "env -S 'rm\\_" + strings.ReplaceAll(g.pick(rmArgs), " ", "\\_") + "'" },
 	func(g *oracleGen, c string) string { return "X=rm env -S '${X} " + g.pick(rmArgs) + "'" },
 	func(g *oracleGen, c string) string { return "a=(rm " + g.pick(rmArgs) + "); ${a[0]} " + g.pick(rmArgs) },
+	func(g *oracleGen, c string) string {
+		return "declare -i n; " + g.pick([]string{"read n <<< ", "printf -v n %s ", "mapfile n <<< ", "n+="}) + quote("a[$("+c+")]")
+	},
+	func(g *oracleGen, c string) string { return "declare -i n; for n in " + quote("a[$("+c+")]") + "; do :; done" },
+	func(g *oracleGen, c string) string { return "declare -ai a=(" + quote("a[$("+c+")]") + ")" },
+	func(g *oracleGen, c string) string {
+		return "declare -n r=n; declare -i n; r=" + quote("a[$("+c+")]")
+	},
 }
 
 // benignCommands run no rm (an rm word where it does not run).

@@ -373,8 +373,12 @@ func (w *walker) command(cmd syntax.Command, c ctx, in stdinSrc, redirs []*synta
 	case *syntax.ForClause:
 		switch l := t.Loop.(type) {
 		case *syntax.WordIter:
+			intVar := w.facts.isInt(l.Name.Value)
 			for _, x := range l.Items {
 				w.nested(x, c)
+				if intVar {
+					w.code(w.operand(x, 0)) // each value is evaluated as arithmetic
+				}
 			}
 			w.facts.assign(l.Name.Value, assignAny)
 			w.forget(l.Name.Value)
@@ -634,6 +638,7 @@ type declEntry struct {
 	word         *syntax.Word
 	index, array bool
 	appnd        bool
+	elems        []*syntax.Word // the values of an array assignment
 }
 
 // declSpec is one declare-like command.
@@ -715,6 +720,13 @@ func (w *walker) decl(d *syntax.DeclClause, c ctx) {
 		}
 		e := declEntry{src: w.ev.srcOf(a), name: a.Name.Value, known: true, index: a.Index != nil,
 			array: a.Array != nil, appnd: a.Append, word: a.Value}
+		if a.Array != nil {
+			for _, el := range a.Array.Elems {
+				if el.Value != nil {
+					e.elems = append(e.elems, el.Value)
+				}
+			}
+		}
 		if a.Index != nil {
 			w.code(w.arith(a.Index, 0))
 		}
@@ -777,6 +789,9 @@ func (w *walker) applyDecl(d declSpec, c ctx, lw *layerWalk) {
 				f.assign(base, assignAny)
 			}
 			w.env.kill() // assignments through the reference write another variable
+			// …which may have the integer attribute: every assignment is
+			// then checked as arithmetic.
+			f.setFlag("intAny", &f.intAny)
 			continue
 		case d.has('i') || f.isInt(e.name):
 			if d.has('i') {
@@ -784,6 +799,9 @@ func (w *walker) applyDecl(d declSpec, c ctx, lw *layerWalk) {
 			}
 			if e.val != nil {
 				fail(w.intValue(e))
+			}
+			for _, el := range e.elems {
+				fail(w.operand(el, 0))
 			}
 			f.assign(e.name, assignInt)
 			w.forget(e.name)
@@ -865,10 +883,14 @@ func (w *walker) call(ce *syntax.CallExpr, c ctx, in stdinSrc, redirs []*syntax.
 			w.code(w.arith(a.Index, 0))
 		}
 		if a.Array != nil {
+			intVar := a.Name != nil && w.facts.isInt(a.Name.Value)
 			for _, el := range a.Array.Elems {
 				w.nested(el.Value, c)
 				w.nested(el.Index, c)
 				w.code(w.arith(el.Index, 0))
+				if intVar && el.Value != nil {
+					w.code(w.operand(el.Value, 0))
+				}
 			}
 		}
 	}

@@ -192,6 +192,9 @@ func (lw *layerWalk) assignName(builtin string, x *cword, k assignKind) {
 		lw.codeFail(builtin+" "+x.src, why)
 	}
 	if name != "" {
+		if w.facts.isInt(name) && k != assignInt {
+			lw.failAll("`" + builtin + " " + x.src + "` gives run-time text to an integer variable (bash evaluates it as code)")
+		}
 		w.facts.assign(name, k)
 		w.forget(name)
 	}
