@@ -18,7 +18,6 @@ package service
 import (
 	"errors"
 	"fmt"
-	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -273,10 +272,4 @@ func userUnitDir(home string, getenv func(string) string) string {
 		return filepath.Join(x, "systemd", "user")
 	}
 	return filepath.Join(home, ".config", "systemd", "user")
-}
-
-// exists reports whether path exists (any kind).
-func exists(path string) bool {
-	_, err := os.Lstat(path)
-	return err == nil
 }
