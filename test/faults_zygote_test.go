@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/hookd/hookd/daemon/runner/osproc"
 	"github.com/hookd/hookd/protocol"
 	"github.com/hookd/hookd/test/testutil"
 )
@@ -27,6 +28,15 @@ if "rm -rf" in d.get("tool_input", {}).get("command", ""):
     print("rm -rf is not allowed", file=sys.stderr)
     sys.exit(2)
 `
+
+// needZygote skips, saying why, where hookd forks no Python hooks (no python3; macOS).
+func needZygote(t *testing.T) {
+	t.Helper()
+	needPython(t)
+	if !osproc.ForkWarmInterpreters {
+		t.Skip("SKIP (loud): hookd forks no warm interpreters on this system (docs/zygote.md, macOS)")
+	}
+}
 
 // warmZygote sends SessionStart (which starts the Python hooks' zygote and pre-imports
 // their scripts' imports) and waits for the zygote.
@@ -68,7 +78,7 @@ func deniedBy(r Result, reason string) bool {
 // killed `-pid`: the neighbour. The daemon is stopped (SIGSTOP) between the zygote's
 // report and hookd reading it, which makes the race's window as wide as the test needs.
 func TestFaultZygoteChildPidReuseSparesTheNeighbour(t *testing.T) {
-	needPython(t)
+	needZygote(t)
 	if ok, why := testutil.CanReusePids(); !ok {
 		t.Skip(why)
 	}
@@ -156,7 +166,7 @@ func slicesContainsInt(s []int, v int) bool {
 // is refused at once, the guard beside it denies, and no zygote outlives a SIGKILLed
 // daemon.
 func TestFaultZygoteFIFOScript(t *testing.T) {
-	needPython(t)
+	needZygote(t)
 	e := NewEnv(t)
 	fifo := filepath.Join(e.Project, ".claude", "fifo.py")
 	if err := syscall.Mkfifo(fifo, 0o644); err != nil {
@@ -209,7 +219,7 @@ func TestFaultZygoteFIFOScript(t *testing.T) {
 // back as an error with no decision (and Claude Code ran the tool). Now it is run again,
 // cold, in its time left, and denies.
 func TestFaultZygoteDeathGuardStillDenies(t *testing.T) {
-	needPython(t)
+	needZygote(t)
 	e := NewEnv(t)
 	started := filepath.Join(e.Root, "started")
 	guard := e.Script("guard.py", fmt.Sprintf("import sys, time\nd = sys.stdin.read()\nopen(%q, 'a').write('x')\ntime.sleep(1.5)\nif 'rm -rf' in d:\n    print('rm -rf is not allowed', file=sys.stderr)\n    sys.exit(2)\n", started))
@@ -243,7 +253,7 @@ func TestFaultZygoteDeathGuardStillDenies(t *testing.T) {
 // test_*.py inside the zygote — this one writes a marker and blinds every forked hook by
 // replacing json.load, so a separate guard no longer denied `rm -rf`.
 func TestFaultZygotePreImportRunsNoProjectCode(t *testing.T) {
-	needPython(t)
+	needZygote(t)
 	e := NewEnv(t)
 	marker := filepath.Join(e.Root, "marker")
 	poison := fmt.Sprintf("open(%q, 'a').write('imported\\n')\nimport json\njson.load = lambda *a, **k: {}\n", marker)
@@ -275,7 +285,7 @@ func TestFaultZygotePreImportRunsNoProjectCode(t *testing.T) {
 
 // Item 8: a forked hook's sys.exit(2**32 + 2) exited 255 where a cold run exits 2 (block).
 func TestFaultZygoteExitCodeOfAHugeInt(t *testing.T) {
-	needPython(t)
+	needZygote(t)
 	e := NewEnv(t)
 	hook := e.Script("block.py", "import sys\nsys.stdin.read()\nprint('blocked by a huge exit code', file=sys.stderr)\nsys.exit(2**32 + 2)\n")
 	e.WriteSettings("project", preToolUse(cmdHook("python3 "+hook)))

@@ -18,6 +18,7 @@ import (
 
 	"go.uber.org/zap"
 
+	"github.com/hookd/hookd/daemon/runner/osproc"
 	"github.com/hookd/hookd/daemon/runner/zygote"
 )
 
@@ -233,8 +234,10 @@ func NewPool(o PoolOptions) *Pool {
 	}
 	p.workers = newWorkerSet(o)
 	// HOOKD_ZYGOTE=off serves Python hooks from the prewarm pool instead (docs/zygote.md):
-	// a way out, and the session benchmark's comparison row.
-	if os.Getenv("HOOKD_ZYGOTE") == "off" {
+	// a way out, and the session benchmark's comparison row. Where forking a warm
+	// interpreter is not safe by default (macOS: osproc.ForkWarmInterpreters), the prewarm
+	// pool always serves them.
+	if os.Getenv("HOOKD_ZYGOTE") == "off" || !osproc.ForkWarmInterpreters {
 		o.NoZygote = true
 	}
 	if !o.NoPrewarm && !o.NoZygote {

@@ -11,6 +11,8 @@ import (
 	"syscall"
 
 	"mvdan.cc/sh/v3/syntax"
+
+	"github.com/hookd/hookd/daemon/runner/osproc"
 )
 
 // Which hooks are prewarmed by default ("safe by construction"; docs/performance.md).
@@ -146,7 +148,7 @@ func statFP(path string) fileFP {
 	fp := fileFP{size: fi.Size(), mtime: fi.ModTime().UnixNano(), regular: fi.Mode().IsRegular()}
 	if st, ok := fi.Sys().(*syscall.Stat_t); ok {
 		fp.dev, fp.ino = uint64(st.Dev), uint64(st.Ino)
-		fp.ctime = st.Ctim.Sec*1e9 + st.Ctim.Nsec
+		fp.ctime = osproc.Ctime(st)
 	}
 	return fp
 }

@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/hookd/hookd/daemon/runner/osproc"
 	"github.com/hookd/hookd/test/testutil"
 )
 
@@ -24,9 +25,7 @@ func zygoteStat(p *Pool, name string) uint64 {
 // form), and the pool never also prewarms a process for it.
 func TestPoolForksPythonHooks(t *testing.T) {
 	dir := t.TempDir()
-	if _, err := lookPath("python3", testEnv(dir)); err != nil {
-		t.Skip("SKIP (loud): python3 not installed")
-	}
+	needZygote(t, dir)
 	script := filepath.Join(dir, "hook.py")
 	os.WriteFile(script, []byte("import json, os, sys\nd = json.load(sys.stdin)\nprint(d['n'], os.environ['HOOK_VAR'], sys.argv[1:], os.getcwd())\nprint('e', file=sys.stderr)\nsys.exit(d['n'] % 3)\n"), 0o644)
 	p := newTestPool(t, PoolOptions{})
@@ -60,9 +59,7 @@ func TestPoolForksPythonHooks(t *testing.T) {
 // with everything it started, and reported as timed out.
 func TestPoolZygoteTimeoutKillsGroup(t *testing.T) {
 	dir := t.TempDir()
-	if _, err := lookPath("python3", testEnv(dir)); err != nil {
-		t.Skip("SKIP (loud): python3 not installed")
-	}
+	needZygote(t, dir)
 	pidFile := filepath.Join(dir, "grandchild")
 	os.WriteFile(filepath.Join(dir, "slow.py"), []byte("import subprocess, sys, time\np = subprocess.Popen(['sleep', '300'])\nopen(sys.argv[1], 'w').write(str(p.pid))\ntime.sleep(300)\n"), 0o644)
 	p := newTestPool(t, PoolOptions{})
@@ -146,9 +143,7 @@ func pathOf(env []string) string {
 // decision. The decision: rerun cold, not fail closed (docs/zygote.md says why).
 func TestPoolZygoteDeathRerunsCold(t *testing.T) {
 	dir := t.TempDir()
-	if _, err := lookPath("python3", testEnv(dir)); err != nil {
-		t.Skip("SKIP (loud): python3 not installed")
-	}
+	needZygote(t, dir)
 	started := filepath.Join(dir, "started")
 	os.WriteFile(filepath.Join(dir, "guard.py"), []byte("import json, sys, time\nd = json.load(sys.stdin)\nopen(sys.argv[1], 'a').write('x')\ntime.sleep(1)\nprint('rm -rf is not allowed', file=sys.stderr)\nsys.exit(2)\n"), 0o644)
 	p := newTestPool(t, PoolOptions{})
@@ -179,9 +174,7 @@ func TestPoolZygoteDeathRerunsCold(t *testing.T) {
 // is a timeout, not a second full run.
 func TestPoolZygoteDeathRerunGetsTheTimeLeft(t *testing.T) {
 	dir := t.TempDir()
-	if _, err := lookPath("python3", testEnv(dir)); err != nil {
-		t.Skip("SKIP (loud): python3 not installed")
-	}
+	needZygote(t, dir)
 	started := filepath.Join(dir, "started")
 	os.WriteFile(filepath.Join(dir, "slow.py"), []byte("import sys, time\nopen(sys.argv[1], 'a').write('x')\ntime.sleep(3)\n"), 0o644)
 	p := newTestPool(t, PoolOptions{})
@@ -204,5 +197,17 @@ func TestPoolZygoteDeathRerunGetsTheTimeLeft(t *testing.T) {
 	}
 	if took := time.Since(begin); took > 8*time.Second {
 		t.Fatalf("took %v: the rerun did not stop at the hook's own deadline (4 s)", took)
+	}
+}
+
+// needZygote skips, saying why, where hookd forks no Python hooks: without python3, or on a
+// system where forking a warm interpreter is not the default (macOS).
+func needZygote(t *testing.T, dir string) {
+	t.Helper()
+	if _, err := lookPath("python3", testEnv(dir)); err != nil {
+		t.Skip("SKIP (loud): python3 not installed")
+	}
+	if !osproc.ForkWarmInterpreters {
+		t.Skip("SKIP (loud): hookd forks no warm interpreters on this system (docs/zygote.md, macOS)")
 	}
 }

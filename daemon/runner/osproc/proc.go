@@ -68,3 +68,19 @@ func (c *Child) Reap(killGroup bool, wait func() error) error {
 	c.mu.Unlock()
 	return wait()
 }
+
+// socketpairForkLock is a close-on-exec AF_UNIX stream socket pair for systems without
+// SOCK_CLOEXEC (macOS): the flag is set under syscall.ForkLock, so no process forked
+// meanwhile by this one (os/exec takes the lock for writing) inherits the descriptors.
+// Plain Go: its test runs on Linux too.
+func socketpairForkLock() ([2]int, error) {
+	syscall.ForkLock.RLock()
+	defer syscall.ForkLock.RUnlock()
+	fds, err := syscall.Socketpair(syscall.AF_UNIX, syscall.SOCK_STREAM, 0)
+	if err != nil {
+		return fds, err
+	}
+	syscall.CloseOnExec(fds[0])
+	syscall.CloseOnExec(fds[1])
+	return fds, nil
+}

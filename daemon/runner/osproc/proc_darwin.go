@@ -118,16 +118,18 @@ func GroupSignals() bool { return false }
 func SimulateOldKernel() (restore func()) { return func() {} }
 
 // Socketpair returns a close-on-exec AF_UNIX stream socket pair. macOS has no
-// SOCK_CLOEXEC: the flag is set under syscall.ForkLock, so no process forked meanwhile
-// inherits the descriptors.
-func Socketpair() ([2]int, error) {
-	syscall.ForkLock.RLock()
-	defer syscall.ForkLock.RUnlock()
-	fds, err := syscall.Socketpair(syscall.AF_UNIX, syscall.SOCK_STREAM, 0)
-	if err != nil {
-		return fds, err
-	}
-	syscall.CloseOnExec(fds[0])
-	syscall.CloseOnExec(fds[1])
-	return fds, nil
-}
+// SOCK_CLOEXEC: socketpairForkLock sets the flag under syscall.ForkLock.
+func Socketpair() ([2]int, error) { return socketpairForkLock() }
+
+// ForkWarmInterpreters says whether hookd forks Python hooks from a warm interpreter (the
+// zygote) by default: on macOS, no. Apple's system libraries start threads behind the
+// caller's back (libdispatch, CoreFoundation, SystemConfiguration — which CPython's
+// urllib loads through _scproxy), the Objective-C runtime aborts a forked child that
+// initialises a class when its parent was multithreaded, and CPython itself calls fork
+// without exec unsafe there (multiprocessing spawns by default on macOS since 3.8,
+// bpo-33725). Python hooks are served from the prewarm pool instead: an interpreter
+// started fresh, only earlier (docs/zygote.md, "macOS").
+const ForkWarmInterpreters = false
+
+// Ctime is a file's status-change time in nanoseconds (st_ctimespec).
+func Ctime(st *syscall.Stat_t) int64 { return st.Ctimespec.Sec*1e9 + st.Ctimespec.Nsec }

@@ -156,3 +156,10 @@ func SimulateOldKernel() (restore func()) {
 func Socketpair() ([2]int, error) {
 	return syscall.Socketpair(syscall.AF_UNIX, syscall.SOCK_STREAM|syscall.SOCK_CLOEXEC, 0)
 }
+
+// Ctime is a file's status-change time in nanoseconds (st_ctim).
+func Ctime(st *syscall.Stat_t) int64 { return st.Ctim.Sec*1e9 + st.Ctim.Nsec }
+
+// ForkWarmInterpreters says whether hookd forks Python hooks from a warm interpreter (the
+// zygote) by default: on Linux, yes (docs/zygote.md).
+const ForkWarmInterpreters = true
