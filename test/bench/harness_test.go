@@ -102,6 +102,9 @@ type DaemonOptions struct {
 	Config string
 	// Env is added to the daemon's environment (GOMAXPROCS=…, for instance).
 	Env []string
+	// Bin is the hookd binary to run ("": the one built from this tree) — a baseline
+	// build, for before/after comparisons in one run.
+	Bin string
 }
 
 // StartDaemon starts hookd serve and waits until it answers a ping. It is stopped when
@@ -109,6 +112,9 @@ type DaemonOptions struct {
 func StartDaemon(tb testing.TB, o DaemonOptions) *Daemon {
 	tb.Helper()
 	hookd, _ := Bins(tb)
+	if o.Bin != "" {
+		hookd = o.Bin
+	}
 	root := tb.TempDir()
 	sockDir, err := os.MkdirTemp("", "hkb")
 	if err != nil {

@@ -21,7 +21,9 @@ import (
 // under it, including reaped children). Variants are interleaved.
 //
 // HOOKD_ZYGOTE_ROUNDS (default 6) sets the rounds; HOOKD_BENCH_MD=BENCHMARKS.md writes the
-// section.
+// section. HOOKD_BENCH_BASELINE=/path/to/hookd adds the cold and zygote rows run by that
+// binary (an earlier build), interleaved with the others: a before/after comparison in one
+// run, on the same load.
 
 // zygGuard is an unmodified guard of the usual shape: parse the event, check the command
 // against a few patterns, block with exit 2 or allow silently.
@@ -111,6 +113,12 @@ func BenchmarkPythonGuard(b *testing.B) {
 	wcfg, _ := json.Marshal(map[string]any{"hooks": []any{map[string]any{"match": wcmd, "worker": true}}})
 	workerD := StartDaemon(b, DaemonOptions{Settings: settingsFor(map[string]string{"BenchPy": wcmd}), HookdFile: true, Config: string(wcfg)})
 	daemons := []*Daemon{cold, warm, noPF, workerD}
+	var baseCold, baseWarm *Daemon
+	if bin := os.Getenv("HOOKD_BENCH_BASELINE"); bin != "" {
+		baseCold = StartDaemon(b, DaemonOptions{Settings: settingsFor(cmds), HookdFile: true, Config: `{"prewarm": false}`, Bin: bin})
+		baseWarm = StartDaemon(b, DaemonOptions{Settings: settingsFor(cmds), HookdFile: true, Bin: bin})
+		daemons = append(daemons, baseCold, baseWarm)
+	}
 	pids := []int{os.Getpid()}
 	for _, d := range daemons {
 		pids = append(pids, d.PID())
@@ -131,6 +139,11 @@ func BenchmarkPythonGuard(b *testing.B) {
 	}
 	if shim != "" {
 		variants = append(variants, variant{name: "cold spawn through the pyenv shim (`python3` on PATH)", tool: "BenchPyShim", argv: []string{"/bin/sh", "-c", cmds["BenchPyShim"]}})
+	}
+	if baseCold != nil {
+		variants = append(variants,
+			variant{name: "baseline hookd: cold (`prewarm: false`)", d: baseCold, tool: "BenchPy"},
+			variant{name: "baseline hookd: **zygote** (real path)", d: baseWarm, tool: "BenchPy"})
 	}
 	variants = append(variants,
 		variant{name: "hookc → hookd, cold (`prewarm: false`)", d: cold, tool: "BenchPy"},
@@ -186,6 +199,10 @@ func BenchmarkPythonGuard(b *testing.B) {
 		settle()
 	}
 	forked0 := zygStat(warm, "forked")
+	var baseForked0 float64
+	if baseWarm != nil {
+		baseForked0 = zygStat(baseWarm, "forked")
+	}
 	zyg0 := map[*Daemon]map[string]any{warm: zygManager(warm), noPF: zygManager(noPF)}
 
 	type result struct {
@@ -228,6 +245,13 @@ func BenchmarkPythonGuard(b *testing.B) {
 	}
 	if int(forked) != zygEvents {
 		b.Errorf("zygote variants: %v of %d events were forked (ran_cold %v, last fallback %v)", forked, zygEvents, zygStat(warm, "ran_cold"), zygManager(warm)["last_fallback"])
+	}
+	for i, v := range variants {
+		if baseWarm != nil && v.d == baseWarm {
+			if n := zygStat(baseWarm, "forked") - baseForked0; int(n) != res[i].n+res[i].gapCount {
+				b.Errorf("baseline zygote: %v of %d events were forked", n, res[i].n+res[i].gapCount)
+			}
+		}
 	}
 
 	var w strings.Builder
