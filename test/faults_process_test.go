@@ -163,9 +163,8 @@ func reaperOf(t *testing.T, daemon int) int {
 	return 0
 }
 
-// The reaper SIGKILLed together with the daemon: nothing runs to kill the hooks (the
-// parent-death signal reaches only the direct child), but the reaper's record in the
-// state directory lets the next `hookd serve` kill what is left.
+// The reaper SIGKILLed together with the daemon: nothing runs to kill the hooks, but the
+// reaper's record in the state directory lets the next `hookd serve` kill what is left.
 func TestFaultProcessHooksReapedByTheNextDaemon(t *testing.T) {
 	e := NewEnv(t)
 	mark := newMark(t)
@@ -181,22 +180,8 @@ func TestFaultProcessHooksReapedByTheNextDaemon(t *testing.T) {
 	Eventually(t, 20*time.Second, "the hook's 6 sleeps", func() bool { return len(marked(t, mark)) >= 6 })
 	// The reaper keeps up asynchronously (it may still be starting): wait until its
 	// record lists the hook's group, as it will a few milliseconds after any hook starts.
-	Eventually(t, 20*time.Second, "the reaper's record to list the hook's group", func() bool {
-		recs, _ := filepath.Glob(filepath.Join(e.State, "hook-groups."+strconv.Itoa(reaper)+".*"))
-		for _, r := range recs {
-			if b, _ := os.ReadFile(r); strings.Contains(string(b), "+") {
-				return true
-			}
-		}
-		return false
-	})
-	if reaper <= 0 {
-		t.Fatal("no reaper")
-	}
-	syscall.Kill(reaper, syscall.SIGKILL)
-	Eventually(t, 10*time.Second, "the reaper to die", func() bool { return testutil.ProcessGone(reaper) })
-	e.daemon.Process.Signal(syscall.SIGKILL)
-	<-e.exited
+	Eventually(t, 20*time.Second, "the reaper's record to list the hook's group", func() bool { return recorded(e, "+") })
+	killDaemonAndReaper(t, e, reaper)
 	// Give a (wrongly) surviving reaper time to act: the background sleeps must still run.
 	time.Sleep(200 * time.Millisecond)
 	orphans := len(marked(t, mark))
@@ -243,19 +228,8 @@ func TestFaultProcessReplaySparesAPidReusingNeighbour(t *testing.T) {
 		pid, _ = strconv.Atoi(strings.TrimSpace(string(b)))
 		return pid > 0
 	})
-	Eventually(t, 20*time.Second, "the reaper's record to list the hook's group", func() bool {
-		recs, _ := filepath.Glob(filepath.Join(e.State, "hook-groups.*"))
-		for _, r := range recs {
-			if b, _ := os.ReadFile(r); strings.Contains(string(b), "+"+strconv.Itoa(pid)) {
-				return true
-			}
-		}
-		return false
-	})
-	syscall.Kill(reaper, syscall.SIGKILL)
-	Eventually(t, 10*time.Second, "the reaper to die", func() bool { return testutil.ProcessGone(reaper) })
-	e.daemon.Process.Signal(syscall.SIGKILL)
-	<-e.exited
+	Eventually(t, 20*time.Second, "the reaper's record to list the hook's group", func() bool { return recorded(e, "+"+strconv.Itoa(pid)) })
+	killDaemonAndReaper(t, e, reaper)
 	// The hook, orphaned (this process is its subreaper now), ends; reap it as init would.
 	w, err := os.OpenFile(gate, os.O_WRONLY|syscall.O_NONBLOCK, 0) // ENXIO if the hook already died
 	if err == nil {
@@ -272,17 +246,32 @@ func TestFaultProcessReplaySparesAPidReusingNeighbour(t *testing.T) {
 		return n
 	})
 	e.Start()
-	Eventually(t, 20*time.Second, "the next daemon to replay the record", func() bool {
-		recs, _ := filepath.Glob(filepath.Join(e.State, "hook-groups.*"))
-		for _, r := range recs {
-			if b, _ := os.ReadFile(r); strings.Contains(string(b), "+"+strconv.Itoa(pid)) {
-				return false
-			}
-		}
-		return true
-	})
+	Eventually(t, 20*time.Second, "the next daemon to replay the record", func() bool { return !recorded(e, "+"+strconv.Itoa(pid)) })
 	if testutil.ProcessGone(neighbour.Process.Pid) {
 		t.Fatalf("the next daemon killed a neighbour that reused the recorded hook's pid %d", pid)
 	}
 	t.Logf("faults_process: daemon and reaper SIGKILLed, the hook (pid %d) ended and its pid went to a neighbour's new group: the next hookd serve left it alone", pid)
+}
+
+// recorded reports whether a group reaper's record in e's state directory holds s.
+func recorded(e *Env, s string) bool {
+	recs, _ := filepath.Glob(filepath.Join(e.State, "hook-groups.*"))
+	for _, r := range recs {
+		if b, _ := os.ReadFile(r); strings.Contains(string(b), s) {
+			return true
+		}
+	}
+	return false
+}
+
+// killDaemonAndReaper SIGKILLs the reaper, then the daemon: the double crash.
+func killDaemonAndReaper(t *testing.T, e *Env, reaper int) {
+	t.Helper()
+	if reaper <= 0 {
+		t.Fatal("no reaper")
+	}
+	syscall.Kill(reaper, syscall.SIGKILL)
+	Eventually(t, 10*time.Second, "the reaper to die", func() bool { return testutil.ProcessGone(reaper) })
+	e.daemon.Process.Signal(syscall.SIGKILL)
+	<-e.exited
 }

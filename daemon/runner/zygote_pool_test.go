@@ -137,6 +137,28 @@ func pathOf(env []string) string {
 	return ""
 }
 
+// killZygoteMidRun runs spec (a hook that appends a byte to started, then works) through
+// a pool whose zygote is ready, and SIGKILLs the zygote once the forked hook has started
+// and after pause; it returns the result and how long the run took.
+func killZygoteMidRun(t *testing.T, spec ProcSpec, started string, pause time.Duration) (*Pool, ProcResult, time.Duration) {
+	t.Helper()
+	p := newTestPool(t, PoolOptions{})
+	p.Warm(spec)
+	poll(t, 60*time.Second, "zygote", func() bool { return len(p.zyg.ZygotePIDs()) == 1 })
+	zpid := p.zyg.ZygotePIDs()[0]
+	begin := time.Now()
+	done := make(chan ProcResult, 1)
+	go func() { done <- p.Run(context.Background(), spec) }()
+	poll(t, 30*time.Second, "the forked hook to start", func() bool {
+		b, _ := os.ReadFile(started)
+		return len(b) == 1
+	})
+	time.Sleep(pause)
+	syscall.Kill(zpid, syscall.SIGKILL)
+	r := <-done
+	return p, r, time.Since(begin)
+}
+
 // TestPoolZygoteDeathRerunsCold (issue 28, item 3): the zygote dies while a forked guard
 // runs. The guard — which would deny — is killed with it and run again cold in the time
 // left, so its answer arrives (exit 2 and its reason) instead of a failed hook with no
@@ -146,19 +168,8 @@ func TestPoolZygoteDeathRerunsCold(t *testing.T) {
 	needZygote(t, dir)
 	started := filepath.Join(dir, "started")
 	os.WriteFile(filepath.Join(dir, "guard.py"), []byte("import json, sys, time\nd = json.load(sys.stdin)\nopen(sys.argv[1], 'a').write('x')\ntime.sleep(1)\nprint('rm -rf is not allowed', file=sys.stderr)\nsys.exit(2)\n"), 0o644)
-	p := newTestPool(t, PoolOptions{})
 	spec := ProcSpec{Command: "python3 guard.py " + started, Dir: dir, Env: testEnv(dir), Timeout: 30 * time.Second, Stdin: []byte(`{"tool_input":{"command":"rm -rf x"}}`)}
-	p.Warm(spec)
-	poll(t, 60*time.Second, "zygote", func() bool { return len(p.zyg.ZygotePIDs()) == 1 })
-	zpid := p.zyg.ZygotePIDs()[0]
-	done := make(chan ProcResult, 1)
-	go func() { done <- p.Run(context.Background(), spec) }()
-	poll(t, 30*time.Second, "the forked guard to start", func() bool {
-		b, _ := os.ReadFile(started)
-		return len(b) == 1
-	})
-	syscall.Kill(zpid, syscall.SIGKILL)
-	r := <-done
+	p, r, _ := killZygoteMidRun(t, spec, started, 0)
 	if r.ExitCode != 2 || !strings.Contains(string(r.Stderr), "rm -rf is not allowed") || r.StartErr != nil || r.TimedOut {
 		t.Fatalf("the guard's answer was lost with its zygote: %+v", r)
 	}
@@ -177,25 +188,13 @@ func TestPoolZygoteDeathRerunGetsTheTimeLeft(t *testing.T) {
 	needZygote(t, dir)
 	started := filepath.Join(dir, "started")
 	os.WriteFile(filepath.Join(dir, "slow.py"), []byte("import sys, time\nopen(sys.argv[1], 'a').write('x')\ntime.sleep(3)\n"), 0o644)
-	p := newTestPool(t, PoolOptions{})
 	spec := ProcSpec{Command: "python3 slow.py " + started, Dir: dir, Env: testEnv(dir), Timeout: 4 * time.Second}
-	p.Warm(spec)
-	poll(t, 60*time.Second, "zygote", func() bool { return len(p.zyg.ZygotePIDs()) == 1 })
-	zpid := p.zyg.ZygotePIDs()[0]
-	begin := time.Now()
-	done := make(chan ProcResult, 1)
-	go func() { done <- p.Run(context.Background(), spec) }()
-	poll(t, 30*time.Second, "the forked hook to start", func() bool {
-		b, _ := os.ReadFile(started)
-		return len(b) == 1
-	})
-	time.Sleep(2 * time.Second) // 3 s of work cannot fit in what is left of the 4 s
-	syscall.Kill(zpid, syscall.SIGKILL)
-	r := <-done
+	// 3 s of work cannot fit in what is left of the 4 s after a 2 s pause.
+	_, r, took := killZygoteMidRun(t, spec, started, 2*time.Second)
 	if !r.TimedOut {
 		t.Fatalf("want a timeout, got %+v", r)
 	}
-	if took := time.Since(begin); took > 8*time.Second {
+	if took > 8*time.Second {
 		t.Fatalf("took %v: the rerun did not stop at the hook's own deadline (4 s)", took)
 	}
 }

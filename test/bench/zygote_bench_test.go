@@ -7,6 +7,8 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -23,7 +25,8 @@ import (
 // HOOKD_ZYGOTE_ROUNDS (default 6) sets the rounds; HOOKD_BENCH_MD=BENCHMARKS.md writes the
 // section. HOOKD_BENCH_BASELINE=/path/to/hookd adds the cold and zygote rows run by that
 // binary (an earlier build), interleaved with the others: a before/after comparison in one
-// run, on the same load.
+// run, on the same load. HOOKD_BENCH_ONLY=REGEXP keeps only the variants whose name
+// matches (the first kept is the "vs" baseline).
 
 // zygGuard is an unmodified guard of the usual shape: parse the event, check the command
 // against a few patterns, block with exit 2 or allow silently.
@@ -156,6 +159,14 @@ func BenchmarkPythonGuard(b *testing.B) {
 		variants = append(variants, variant{name: "hookc → hookd, zygote, `python3` = pyenv shim", d: warm, tool: "BenchPyShim"})
 	}
 	variants = append(variants, variant{name: "hookc → hookd, persistent worker", d: workerD, tool: "BenchPy"})
+	if only := os.Getenv("HOOKD_BENCH_ONLY"); only != "" {
+		// A subset, for a focused comparison with more rounds: variants whose name matches.
+		re := regexp.MustCompile(only)
+		variants = slices.DeleteFunc(variants, func(v variant) bool { return !re.MatchString(v.name) })
+		if len(variants) == 0 {
+			b.Fatalf("HOOKD_BENCH_ONLY=%q matches no variant", only)
+		}
+	}
 
 	// one runs one event of v and returns its wall time and the CPU it cost.
 	one := func(v variant) (time.Duration, time.Duration) {

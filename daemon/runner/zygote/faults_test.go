@@ -8,7 +8,6 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
-	"strings"
 	"syscall"
 	"testing"
 	"time"
@@ -148,7 +147,7 @@ func TestZygoteKillsTheGroupBeforeTheReap(t *testing.T) {
 		outR.Close()
 		<-c.Done()
 		c.Close()
-		alive := func() bool { return sleeper > 0 && syscall.Kill(sleeper, 0) == nil && !isZombie(sleeper) }
+		alive := func() bool { return sleeper > 0 && !testutil.ProcessGone(sleeper) }
 		if keep {
 			if !alive() {
 				t.Fatal("KeepGroup: the background sleep was killed")
@@ -158,11 +157,6 @@ func TestZygoteKillsTheGroupBeforeTheReap(t *testing.T) {
 		}
 		testutil.WaitFor(t, 10*time.Second, "the background sleep to be killed", func() bool { return !alive() })
 	}
-}
-
-func isZombie(pid int) bool {
-	b, err := os.ReadFile("/proc/" + itoa(pid) + "/stat")
-	return err != nil || strings.Contains(string(b), ") Z ")
 }
 
 // A forked hook that timed out is killed with its group, through its pidfd (Linux ≥ 6.9)
@@ -194,7 +188,7 @@ func TestChildKillReachesTheGroup(t *testing.T) {
 			if code, _ := c.Result(); code != -9 {
 				t.Fatalf("child exit %d, want -9", code)
 			}
-			testutil.WaitFor(t, 10*time.Second, "the child's background sleep to be killed", func() bool { return isZombie(sleeper) })
+			testutil.WaitFor(t, 10*time.Second, "the child's background sleep to be killed", func() bool { return testutil.ProcessGone(sleeper) })
 		})
 	}
 }
@@ -241,7 +235,7 @@ func TestChildKillSparesAPidReusingNeighbour(t *testing.T) {
 				// The zygote gets the request; give it time to act on it (it must not).
 				forked(t, m, spec, nil)
 			}
-			if syscall.Kill(neighbour.Process.Pid, 0) != nil || isZombie(neighbour.Process.Pid) {
+			if testutil.ProcessGone(neighbour.Process.Pid) {
 				t.Fatal("the neighbour that reused the forked hook's pid was killed")
 			}
 		})
@@ -303,8 +297,7 @@ func TestExitStatusMatchesColdRun(t *testing.T) {
 // file when imported.
 func TestPreImportRunsNoProjectCode(t *testing.T) {
 	m, spec := setup(t)
-	marker := filepath.Join(spec.Dir, "marker")
-	writer := fmt.Sprintf("open(%q, 'a').write(__name__ + '\\n')\n", marker)
+	marker, writer := markerModule(spec.Dir)
 	// unittest's __main__ runs test discovery in the working directory: the project's
 	// test_*.py would be imported inside the zygote.
 	os.WriteFile(filepath.Join(spec.Dir, "test_project.py"), []byte(writer), 0o644)
@@ -353,8 +346,7 @@ func TestPreImportRunsNoProjectCode(t *testing.T) {
 func TestZygoteStartRunsNoProjectCode(t *testing.T) {
 	py := python(t)
 	dir := t.TempDir()
-	marker := filepath.Join(dir, "marker")
-	writer := fmt.Sprintf("open(%q, 'a').write(__name__ + '\\n')\n", marker)
+	marker, writer := markerModule(dir)
 	for _, name := range []string{"json.py", "socket.py", "selectors.py", "random.py", "hashlib.py"} {
 		os.WriteFile(filepath.Join(dir, name), []byte(writer), 0o644)
 	}
@@ -374,4 +366,11 @@ func TestZygoteStartRunsNoProjectCode(t *testing.T) {
 	if _, err := tryForked(m, spec, nil); !errors.Is(err, ErrFallback) {
 		t.Fatalf("want a fallback (the script's directory shadows the zygote's modules), got %v", err)
 	}
+}
+
+// markerModule is the source of a module that, imported, appends its name to a marker file
+// in dir; it returns the marker's path and the source.
+func markerModule(dir string) (string, string) {
+	marker := filepath.Join(dir, "marker")
+	return marker, fmt.Sprintf("open(%q, 'a').write(__name__ + '\\n')\n", marker)
 }
