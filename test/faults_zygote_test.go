@@ -121,6 +121,16 @@ func TestFaultZygoteChildPidReuseSparesTheNeighbour(t *testing.T) {
 		_, err := os.Stat("/proc/" + strconv.Itoa(pid))
 		return err != nil
 	})
+	// The zygote forks its next spare right after the reap: let it, so that the spare does
+	// not take the pid the neighbour is about to be given.
+	Eventually(t, 20*time.Second, "the zygote's next spare", func() bool {
+		for _, z := range zpids {
+			if kids, _ := testutil.Children(z); len(kids) > 0 {
+				return true
+			}
+		}
+		return false
+	})
 	neighbour := testutil.StartWithPid(t, pid, func() *exec.Cmd {
 		c := exec.Command("sleep", "300")
 		c.SysProcAttr = &syscall.SysProcAttr{Setsid: true} // leads a group numbered pid

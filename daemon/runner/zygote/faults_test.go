@@ -225,6 +225,9 @@ func TestChildKillSparesAPidReusingNeighbour(t *testing.T) {
 			}()
 			<-c.Done() // exited, and reaped by the zygote
 			outR.Close()
+			// The zygote forks the next spare right after the reap: let it, so that the spare
+			// does not take the pid the neighbour is about to be given.
+			zygoteAtRest(t, m.ZygotePIDs()[0])
 			neighbour := testutil.StartWithPid(t, c.Pid, func() *exec.Cmd {
 				n := exec.Command("sleep", "300")
 				n.SysProcAttr = &syscall.SysProcAttr{Setsid: true} // leads group c.Pid
