@@ -224,6 +224,8 @@ var attacks = []func(g *oracleGen, c string) string{
 	func(g *oracleGen, c string) string {
 		return "declare -n r=n; declare -i n; r=" + quote("a[$("+c+")]")
 	},
+	func(g *oracleGen, c string) string { return "eval -- " + quote(c) },
+	func(g *oracleGen, c string) string { return "declare -l x; x=RM; $x " + g.pick(rmArgs) },
 }
 
 // benignCommands run no rm (an rm word where it does not run).

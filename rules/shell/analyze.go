@@ -793,6 +793,10 @@ func (w *walker) applyDecl(d declSpec, c ctx, lw *layerWalk) {
 			// then checked as arithmetic.
 			f.setFlag("intAny", &f.intAny)
 			continue
+		case d.has('l') || d.has('u') || d.has('c'):
+			f.addCase(e.name)
+		}
+		switch {
 		case d.has('i') || f.isInt(e.name):
 			if d.has('i') {
 				f.addInt(e.name)
@@ -820,7 +824,7 @@ func (w *walker) applyDecl(d declSpec, c ctx, lw *layerWalk) {
 		f.assign(e.name, k)
 		switch {
 		case e.array || e.index || e.appnd || d.variant == "local" || d.has('a') || d.has('A') ||
-			d.has('l') || d.has('u') || d.has('c'):
+			d.has('l') || d.has('u') || d.has('c') || f.isCase(e.name):
 			w.forget(e.name)
 		default:
 			w.assign(e.name, e.val.vals, c.definite)
@@ -933,8 +937,8 @@ func (w *walker) call(ce *syntax.CallExpr, c ctx, in stdinSrc, redirs []*syntax.
 			}
 			name := a.Name.Value
 			switch {
-			case a.Array != nil || a.Index != nil || w.facts.isInt(name):
-				w.forget(name)
+			case a.Array != nil || a.Index != nil || w.facts.isInt(name) || w.facts.isCase(name):
+				w.forget(name) // an integer or a case-converted value: not the text written
 			case a.Append:
 				old, ok := w.env.get(name)
 				if !ok {
@@ -967,7 +971,7 @@ func (w *walker) call(ce *syntax.CallExpr, c ctx, in stdinSrc, redirs []*syntax.
 	// possible values.
 	for _, a := range ce.Assigns {
 		if a.Name != nil {
-			if a.Value != nil && a.Index == nil && a.Array == nil && !a.Append {
+			if a.Value != nil && a.Index == nil && a.Array == nil && !a.Append && !w.facts.isCase(a.Name.Value) {
 				w.assign(a.Name.Value, w.ev.word(a.Value).vals, false)
 			} else {
 				w.forget(a.Name.Value)
@@ -1311,7 +1315,13 @@ func (lw *layerWalk) layer(n string, ws []*cword, depth int) {
 	case base == "eval":
 		s := innerScript{label: "eval", current: true, known: true}
 		var parts []string
-		for _, x := range ws[1:] {
+		args := ws[1:]
+		if len(args) > 0 {
+			if v, ok := args[0].single(); ok && v == "--" {
+				args = args[1:]
+			}
+		}
+		for _, x := range args {
 			v, ok := x.single()
 			if !ok {
 				s.known = false
@@ -1320,7 +1330,7 @@ func (lw *layerWalk) layer(n string, ws []*cword, depth int) {
 			parts = append(parts, v)
 		}
 		s.text = strings.Join(parts, " ")
-		if len(ws) > 1 {
+		if len(args) > 0 {
 			w.inner(s, lw.c, false)
 		}
 	case base == "source" || base == ".":

@@ -30,6 +30,7 @@ type facts struct {
 	hashed     map[string][]string // name → paths `hash -p` gave it; nil entry: unknown path
 	intAttr    map[string]bool     // declare -i: assignments are arithmetic
 	intAny     bool
+	caseAttr   map[string]bool // declare -l/-u/-c: assignments are case-converted
 	feeds      []innerScript // here-documents and here-strings left open on descriptors (exec 3<<<…)
 	// poison makes every command of the script unresolved (see Analysis):
 	// the script did something after which bash reads it differently from
@@ -264,4 +265,22 @@ func (f *facts) startupReason() string {
 		f.asked("startup", "")
 	}
 	return f.startup
+}
+
+func (f *facts) isCase(name string) bool {
+	if f.caseAttr[name] {
+		return true
+	}
+	f.asked("case", name)
+	return false
+}
+
+func (f *facts) addCase(name string) {
+	if !f.caseAttr[name] {
+		if f.caseAttr == nil {
+			f.caseAttr = map[string]bool{}
+		}
+		f.caseAttr[name] = true
+		f.learnt("case", name)
+	}
 }

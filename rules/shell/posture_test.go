@@ -74,6 +74,8 @@ var postureTests = []struct {
 	{"IFS split", "IFS=_; c=rm_-rf_x; $c", "", "command name is not a literal: `$c`", ""},
 	{"IFS= read keeps literal names", "while IFS= read -r l; do echo \"$l\"; done < f", "echo \"$l\"", "", ""},
 	{"declare -l", "declare -l x=RM; $x -rf x", "", "command name is not a literal", ""},
+	{"declare -l, then an assignment", "declare -l x; x=RM; $x -rf x", "", "command name is not a literal", ""},
+	{"eval --", "eval -- 'rm -rf x'", "rm -rf x", "", ""},
 	{"positional after set", "set -- rm; $1 -rf x", "", "command name is not a literal: `$1`", ""},
 	{"$_", "echo rm; $_ -rf x", "", "command name is not a literal: `$_`", ""},
 	{"default value", "${X:-rm} -rf x", "", "command name is not a literal", ""},
