@@ -226,6 +226,8 @@ var attacks = []func(g *oracleGen, c string) string{
 	},
 	func(g *oracleGen, c string) string { return "eval -- " + quote(c) },
 	func(g *oracleGen, c string) string { return "declare -l x; x=RM; $x " + g.pick(rmArgs) },
+	func(g *oracleGen, c string) string { return "unshare <<< " + quote(c) },
+	func(g *oracleGen, c string) string { return "echo " + quote(c) + " | sg nogroup" },
 }
 
 // benignCommands run no rm (an rm word where it does not run).

@@ -1262,6 +1262,15 @@ func (lw *layerWalk) layer(n string, ws []*cword, depth int) {
 			lw.failAll(u.Bad)
 			return
 		}
+		if u.Shell {
+			// No command: the wrapper starts a shell, which reads standard input.
+			if why := w.facts.startupReason(); why != "" {
+				lw.failAll(why)
+				return
+			}
+			lw.stdin(base, false)
+			return
+		}
 		cmds := make([][]*cword, 0, len(u.Cmds))
 		for _, c := range u.Cmds {
 			cmd := c.Words

@@ -73,6 +73,10 @@ type Wrapper struct {
 	operands int    // operands before the command (chroot NEWROOT)
 	allow    bool   // Claude Code looks through it for allow rules too (spec §8)
 	noRun    string // option keys after which nothing runs (taskset -p PID)
+	// shell: with no command the wrapper starts a shell (unshare, su, …),
+	// which reads its script from standard input; for sudo and doas only
+	// with -s or -i.
+	shell bool
 	anyLong  bool   // any --name or --name=value is an option (valgrind, firejail)
 
 	short map[byte]*optSpec
@@ -97,13 +101,13 @@ const (
 var wrappers = map[string]*Wrapper{
 	"env": {kind: wrapEnv, opts: "i|ignore-environment 0|null u|unset= C|chdir= S|split-string= v|debug P= " +
 		"|block-signal=? |default-signal=? |ignore-signal=? |list-signal-handling"},
-	"sudo": {kind: wrapSudo, opts: "A|askpass b|background E|preserve-env=? e|edit H|set-home i|login K|remove-timestamp " +
+	"sudo": {kind: wrapSudo, shell: true, opts: "A|askpass b|background E|preserve-env=? e|edit H|set-home i|login K|remove-timestamp " +
 		"k|reset-timestamp l|list n|non-interactive P|preserve-groups S|stdin s|shell V|version v|validate N|no-update " +
 		"B|bell C|close-from= D|chdir= g|group= h|host= p|prompt= R|chroot= r|role= t|type= T|command-timeout= " +
 		"U|other-user= u|user="},
-	"doas":     {kind: wrapSudo, opts: "L n s C= u="},
-	"su":       {kind: wrapSu, opts: "c|command= |session-command= f|fast g|group= G|supp-group= l|login m|preserve-environment p P|pty s|shell= w|whitelist-environment="},
-	"runuser":  {kind: wrapRunuser, opts: "c|command= |session-command= f|fast g|group= G|supp-group= l|login m|preserve-environment p P|pty s|shell= u|user= w|whitelist-environment="},
+	"doas":     {kind: wrapSudo, shell: true, opts: "L n s C= u="},
+	"su":       {kind: wrapSu, shell: true, opts: "c|command= |session-command= f|fast g|group= G|supp-group= l|login m|preserve-environment p P|pty s|shell= w|whitelist-environment="},
+	"runuser":  {kind: wrapRunuser, shell: true, opts: "c|command= |session-command= f|fast g|group= G|supp-group= l|login m|preserve-environment p P|pty s|shell= u|user= w|whitelist-environment="},
 	"setpriv":  {kind: wrapPlain, opts: "d|dump |nnp |no-new-privs |ambient-caps= |inh-caps= |bounding-set= |clear-groups |groups= |keep-groups |init-groups |regid= |reuid= |rgid= |ruid= |egid= |euid= |securebits= |pdeathsig= |selinux-label= |apparmor-profile= |landlock-access= |landlock-rule= |reset-env"},
 	"nice":     {kind: wrapNice, allow: true, opts: "n|adjustment="},
 	"ionice":   {kind: wrapOptional, opts: "c|class= n|classdata= p|pid P|pgid u|uid t|ignore"},
@@ -120,9 +124,9 @@ var wrappers = map[string]*Wrapper{
 	"parallel": {kind: wrapParallel, opts: "j|jobs= k|keep-order n|max-args= N= X m q|quote a|arg-file= I= i|replace=? |pipe 0|null d|delimiter= v|verbose |eta |bar |progress |halt= |dry-run S|sshlogin= u|ungroup |line-buffer |tag |tagstring= |timeout= |retries= |joblog= |results= |colsep= C= |shellquote |will-cite |no-notice |nice= |delay= |memfree= |load= r|no-run-if-empty |group |files |tmpdir= |workdir= |env= E="},
 	"flock":    {kind: wrapFlock, opts: "s|shared x|exclusive e u|unlock n|nb|nonblock w|timeout|wait= E|conflict-exit-code= o|close F|no-fork |verbose c|command="},
 	"watch":    {kind: wrapWatch, opts: "b|beep c|color C|no-color d|differences=? e|errexit g|chgexit n|interval= p|precise t|no-title w|no-wrap x|exec q|equexit= r|no-rerun s|shotsfmt="},
-	"nsenter":  {kind: wrapOptional, opts: "a|all t|target= m|mount=? u|uts=? i|ipc=? n|net=? p|pid=? U|user=? C|cgroup=? T|time=? G|setgid= S|setuid= |preserve-credentials r|root=? w|wd=? W|wdns= e|env F|no-fork Z|follow-context c|join-cgroup |user-parent |keep-caps"},
-	"unshare":  {kind: wrapOptional, opts: "m|mount=? u|uts=? i|ipc=? n|net=? p|pid=? U|user=? C|cgroup=? T|time=? f|fork |kill-child=? |mount-proc=? r|map-root-user c|map-current-user |map-user= |map-group= |map-users= |map-groups= |map-auto |propagation= |setgroups= R|root= w|wd= S|setuid= G|setgid= |monotonic= |boottime= l|load-interp= |keep-caps"},
-	"chroot":   {kind: wrapOptional, operands: 1, opts: "|groups= |userspec= |skip-chdir"},
+	"nsenter":  {kind: wrapOptional, shell: true, opts: "a|all t|target= m|mount=? u|uts=? i|ipc=? n|net=? p|pid=? U|user=? C|cgroup=? T|time=? G|setgid= S|setuid= |preserve-credentials r|root=? w|wd=? W|wdns= e|env F|no-fork Z|follow-context c|join-cgroup |user-parent |keep-caps"},
+	"unshare":  {kind: wrapOptional, shell: true, opts: "m|mount=? u|uts=? i|ipc=? n|net=? p|pid=? U|user=? C|cgroup=? T|time=? f|fork |kill-child=? |mount-proc=? r|map-root-user c|map-current-user |map-user= |map-group= |map-users= |map-groups= |map-auto |propagation= |setgroups= R|root= w|wd= S|setuid= G|setgid= |monotonic= |boottime= l|load-interp= |keep-caps"},
+	"chroot":   {kind: wrapOptional, shell: true, operands: 1, opts: "|groups= |userspec= |skip-chdir"},
 	"strace": {kind: wrapOptional, opts: "c C d D f F h i k n q r t T v V w x y z Z e= o= p= P= s= S= u= a= b= E= I= O= X= U= " +
 		"|summary-only |summary |debug |daemonize=? |follow-forks |output-separately |instruction-pointer |stack-trace |syscall-number " +
 		"|quiet=? |relative-timestamps=? |absolute-timestamps=? |timestamps=? |syscall-times=? |no-abbrev |verbose= |raw= " +
@@ -130,12 +134,13 @@ var wrappers = map[string]*Wrapper{
 		"|summary-sort-by= |user= |columns= |env= |seccomp-bpf |kill-on-exit |always-show-pid |successful-only |failed-only"},
 	"ltrace": {kind: wrapOptional, opts: "b c C D= e= f F= h i l= L n= o= p= r s= S t T u= w= x= a= A= " +
 		"|demangle |library= |output= |align= |indent= |config="},
-	"script": {kind: wrapScriptC, opts: "a|append c|command= E|echo= e|return f|flush F|force I|log-in= O|log-out= B|log-io= T|log-timing= m|logging-format= o|output-limit= q|quiet t|timing=?"},
+	"script": {kind: wrapScriptC, shell: true, opts: "a|append c|command= E|echo= e|return f|flush F|force I|log-in= O|log-out= B|log-io= T|log-timing= m|logging-format= o|output-limit= q|quiet t|timing=?"},
 	"trap":   {kind: wrapTrap, opts: "l p P"},
 	"find":   {kind: wrapFind},
 	// busybox APPLET args runs the applet (busybox rm x, busybox sh -c …);
 	// --list, --help, --show and --install [-s] [DIR] run none.
 	"busybox": {kind: wrapPlain, opts: "|list |list-full |help |show= |install s"},
+	"toybox":  {kind: wrapPlain, opts: "|help |version"},
 
 	// util-linux, procps, shadow, systemd, libcap and the like: the
 	// programs whose job is to run the command in their arguments.
@@ -151,11 +156,11 @@ var wrappers = map[string]*Wrapper{
 		"|service-type= |uid= |gid= |nice= |working-directory= d|same-dir E|setenv= t|pty P|pipe q|quiet G|collect S|shell " +
 		"|path-property= |socket-property= |on-active= |on-boot= |on-startup= |on-unit-active= |on-unit-inactive= " +
 		"|on-calendar= |on-timezone-change |on-clock-change |timer-property= |system |expand-environment= |json= |job-mode="},
-	"run0": {kind: wrapPlain, noRun: "help version", opts: "u|user= g|group= |nice= D|chdir= |setenv= |unit= |property= " +
+	"run0": {kind: wrapPlain, shell: true, noRun: "help version", opts: "u|user= g|group= |nice= D|chdir= |setenv= |unit= |property= " +
 		"|description= |slice= |slice-inherit |background= |pty |pipe |shell-prompt-prefix= |via-shell |machine= |no-ask-password h|help |version"},
 	"capsh":            {kind: wrapCapsh},
 	"sg":               {kind: wrapSg},
-	"fakeroot":         {kind: wrapPlain, noRun: "help version", opts: "l|lib= |faked= i= s= u|unknown-is-real b= h|help v|version"},
+	"fakeroot":         {kind: wrapPlain, shell: true, noRun: "help version", opts: "l|lib= |faked= i= s= u|unknown-is-real b= h|help v|version"},
 	"valgrind":         {kind: wrapPlain, anyLong: true, opts: "h q|quiet v|verbose"},
 	"dbus-run-session": {kind: wrapPlain, noRun: "help version", opts: "|config-file= |dbus-daemon= |help |version"},
 	"numactl": {kind: wrapPlain, noRun: "hardware show help", opts: "a|all i|interleave= m|membind= N|cpunodebind= C|physcpubind= " +
@@ -166,7 +171,7 @@ var wrappers = map[string]*Wrapper{
 	"eatmydata": {kind: wrapPlain},
 	"nocache":   {kind: wrapPlain, opts: "n= h"},
 	"unbuffer":  {kind: wrapPlain, opts: "p"},
-	"firejail":  {kind: wrapPlain, anyLong: true},
+	"firejail":  {kind: wrapPlain, shell: true, anyLong: true},
 	"sshpass":   {kind: wrapPlain, noRun: "h V", opts: "f= d= p= e P= h V v"},
 	"xvfb-run": {kind: wrapPlain, noRun: "help", opts: "a|auto-servernum e|error-file= f|auth-file= n|server-num= l|listen-tcp " +
 		"p|xauth-protocol= s|server-args= w|wait= h|help"},
@@ -342,6 +347,9 @@ type Unwrapped[W Word] struct {
 	Strict  bool     // the exact grammar Claude Code strips for allow rules
 	Replace string   // words containing this are filled in at run time (xargs -I, find {})
 	Assigns []string // NAME=VALUE operands (env, sudo): the program's environment
+	// Shell: no command was given and the wrapper starts a shell, which
+	// reads its script from standard input.
+	Shell bool
 }
 
 // Cmd is a command a wrapper runs.
@@ -391,8 +399,7 @@ func Peel[W Word](w *Wrapper, name string, ws []W) Unwrapped[W] {
 	return u
 }
 
-func peel[W Word](w *Wrapper, name string, ws []W) Unwrapped[W] {
-	var u Unwrapped[W]
+func peel[W Word](w *Wrapper, name string, ws []W) (u Unwrapped[W]) {
 	if w.kind == wrapNice {
 		// nice -10 cmd: the historic form, a number glued to the dash.
 		for len(ws) > 1 {
@@ -432,6 +439,14 @@ func peel[W Word](w *Wrapper, name string, ws []W) Unwrapped[W] {
 			return u
 		}
 	}
+	defer func() {
+		if w.shell && len(u.Cmds) == 0 && len(u.Scripts) == 0 && u.Bad == "" {
+			_, s := has("shell")
+			_, i := has("login")
+			_, ds := has("s")
+			u.Shell = w.kind != wrapSudo || s || i || ds
+		}
+	}()
 	script := func(label string, h optHit[W]) {
 		s := Script[W]{Label: label, Word: h.word, HasWord: h.hasWord, Text: h.val, Known: h.known}
 		if !h.hasWord {
@@ -740,6 +755,7 @@ func peelSpecial[W Word](w *Wrapper, name string, ws []W) Unwrapped[W] {
 			}
 		}
 		if len(rest) < 2 {
+			u.Shell = len(rest) == 1 // sg GROUP: a shell
 			return u
 		}
 		rest = rest[1:]
