@@ -54,9 +54,8 @@ func mustRun(t *testing.T, dir string, env []string, name string, args ...string
 // clone at src (so that two builds differ in their path, and nothing uncommitted leaks
 // in), with gocache as the Go build cache ("": the shared one), into dist, signed with
 // key; it returns the files a user downloads.
-func release(t *testing.T, src, gocache, dist, key string) map[string][]byte {
+func release(t *testing.T, commit, src, gocache, dist, key string) map[string][]byte {
 	t.Helper()
-	commit := strings.TrimSpace(mustRun(t, repoRoot(), nil, "git", "rev-parse", "HEAD"))
 	mustRun(t, "", nil, "git", "clone", "--quiet", "--no-checkout", repoRoot(), src)
 	mustRun(t, src, nil, "git", "checkout", "--quiet", "--detach", commit)
 	env := []string{"DIST=" + dist, "HOOKD_SIGNING_KEY=" + key}
@@ -131,8 +130,10 @@ func TestReleaseReproducibleSignedVerified(t *testing.T) {
 	mustRun(t, tmp, nil, "ssh-keygen", "-q", "-t", "ed25519", "-N", "", "-C", "release@hookd.dev", "-f", key)
 	// Two builds: one with the shared build cache, one from an empty cache in another
 	// directory — the second compiles everything again, so equal bytes are not the cache's.
-	a := release(t, filepath.Join(tmp, "src-a"), "", filepath.Join(tmp, "a"), key)
-	b := release(t, filepath.Join(tmp, "src-b", "elsewhere"), filepath.Join(tmp, "gocache"), filepath.Join(tmp, "b"), key)
+	// One commit for both (the checkout may move while the builds run).
+	commit := strings.TrimSpace(mustRun(t, repoRoot(), nil, "git", "rev-parse", "HEAD"))
+	a := release(t, commit, filepath.Join(tmp, "src-a"), "", filepath.Join(tmp, "a"), key)
+	b := release(t, commit, filepath.Join(tmp, "src-b", "elsewhere"), filepath.Join(tmp, "gocache"), filepath.Join(tmp, "b"), key)
 	t.Cleanup(func() { _ = exec.Command("chmod", "-R", "u+w", filepath.Join(tmp, "gocache")).Run() })
 
 	var names []string
@@ -159,7 +160,9 @@ func TestReleaseReproducibleSignedVerified(t *testing.T) {
 	if len(a) != len(b) {
 		t.Errorf("the two builds made different files: %d vs %d", len(a), len(b))
 	}
-	commit := strings.TrimSpace(mustRun(t, repoRoot(), nil, "git", "rev-parse", "HEAD"))
+	if t.Failed() {
+		t.FailNow()
+	}
 	for _, n := range names {
 		if !strings.HasSuffix(n, ".tar.gz") {
 			continue
