@@ -75,6 +75,15 @@ func (e *Engine) startAsync(ev *events.Event, h *settings.Handler, hc hookContex
 	return protocol.HookOutcome{Hook: ref, Outcome: OutcomeAsync}
 }
 
+// pendingAsyncContext is a contributor: on an event that carries context, the texts of
+// the session's async hooks that finished since its last such event come first (they
+// belong to an earlier moment).
+func pendingAsyncContext(e *Engine, x *event) {
+	if x.ev.Honoured(events.FAdditionalContext) {
+		x.out.AddContext(e.takePending(x.h.SessionID))
+	}
+}
+
 // takePending returns and clears the session's finished async hooks' texts.
 func (e *Engine) takePending(session string) []string {
 	q, ok := e.pending.Load(session)

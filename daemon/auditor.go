@@ -71,6 +71,15 @@ func AuditRecord(d *Decision) *audit.Record {
 			r.Sources = append(r.Sources, audit.Source{File: f.Ref.Path, Source: f.Ref.Label(), Hash: f.Hash})
 		}
 	}
+	recordHooks(r, d)
+	if d.Result != nil {
+		recordAnswer(r, d)
+	}
+	return r
+}
+
+// recordHooks adds the hooks that ran, then those reported as not run.
+func recordHooks(r *audit.Record, d *Decision) {
 	for _, p := range d.Parts {
 		h := audit.Hook{
 			ID: p.Hook.ID, Source: p.Hook.Source, File: p.Hook.File, Version: p.Hook.Version, Matcher: p.Hook.Matcher, Type: p.Hook.Type,
@@ -95,10 +104,11 @@ func AuditRecord(d *Decision) *audit.Record {
 		r.Hooks = append(r.Hooks, audit.Hook{ID: ref.ID, Source: ref.Source, File: ref.File, Version: ref.Version, Matcher: ref.Matcher,
 			Type: ref.Type, Command: ref.Command, Outcome: protocol.OutcomeNotRun, Error: notRunReason(d.Snapshot, nr, d.FromClaudeCode)})
 	}
+}
+
+// recordAnswer adds the answer: the decision, who made it, what rules said.
+func recordAnswer(r *audit.Record, d *Decision) {
 	res := d.Result
-	if res == nil {
-		return r
-	}
 	r.Mode, r.ExitCode = res.Mode, res.ExitCode
 	r.NotDelivered = d.NotDelivered
 	if res.HookPermission != nil {
@@ -141,5 +151,4 @@ func AuditRecord(d *Decision) *audit.Record {
 		r.AdditionalContextBytes = append(r.AdditionalContextBytes, len(c))
 	}
 	r.SystemMessages = len(res.SystemMessages)
-	return r
 }

@@ -102,10 +102,11 @@ func (e *Engine) runConfigChange(ctx context.Context, c store.SettingsChange, pr
 	return true, reason
 }
 
-// noteSession remembers the last session seen in a project, for the session_id of the
-// ConfigChange events hookd synthesizes. The common case (same session again) is a
-// lock-free read.
-func (e *Engine) noteSession(project, session string) {
+// noteSession is an observer: it remembers the last session seen in a project, for the
+// session_id of the ConfigChange events hookd synthesizes. The common case (same session
+// again) is a lock-free read.
+func noteSession(e *Engine, x *event) {
+	project, session := x.project, x.h.SessionID
 	if session == "" {
 		return
 	}

@@ -1,8 +1,8 @@
-// Package daemon is the running hookd service: the Engine (one event through the
-// dispatch pipeline: decode, snapshot, match, run handlers, interpret, merge, resolve
-// against permission rules, audit, answer) and the Server (the unix socket: peer
-// credentials, request limits, streaming frames, status and reload requests), plus
-// per-session state such as async hook results and session-scoped prewarming.
+// Package daemon is the running hookd service: the Engine (one event through a fixed
+// list of named stages — decode, locate, observe, plan, run, merge, contribute, resolve,
+// finish, record; stages.go) and the Server (the unix socket: peer credentials, request
+// limits, streaming frames, status and reload requests), plus per-session state such as
+// async hook results and session-scoped prewarming.
 //
 // It wires the packages below it and owns none of their ideas: settings state lives in
 // daemon/store, process execution in daemon/runner, the decision log in daemon/audit,

@@ -340,27 +340,3 @@ func nativeMatch(m, value string, toolEvent bool) bool {
 	}
 	return c.(*matcher.Matcher).Match(value)
 }
-
-// enforceRuleAnswer: Claude Code enforces its own permission rules after the hooks, so for
-// it hookd only reports the rules' answer when no hook decided. Codex and Gemini CLI do
-// not read those rules: for them the rules' deny or ask becomes the answer (one policy for
-// every harness). A rules allow is not rendered — the harness's own approval flow keeps
-// its say, as Claude Code's does.
-func enforceRuleAnswer(ev *events.Event, res *protocol.Result) {
-	if ev.Name != "PreToolUse" || res.Permission != nil || res.RuleAnswer == nil {
-		return
-	}
-	switch res.RuleAnswer.Decision {
-	case "deny", "ask":
-		p := *res.RuleAnswer
-		if r := p.OverriddenBy; r != nil {
-			src := r.File
-			if src == "" {
-				src = r.Source
-			}
-			verb := map[string]string{"deny": "denies", "ask": "requires asking for"}[p.Decision]
-			p.Reason = fmt.Sprintf("permission rule %s(%s) in %s %s this call", r.List, r.Rule, src, verb)
-		}
-		res.Permission = &p
-	}
-}

@@ -7,10 +7,10 @@ import (
 	"os"
 	"slices"
 	"strings"
-	"time"
 
 	"go.uber.org/zap"
 
+	"github.com/hookd/hookd/daemon/runner"
 	"github.com/hookd/hookd/events"
 	"github.com/hookd/hookd/protocol"
 )
@@ -19,30 +19,41 @@ import (
 // over the HTTP forwarder (package httpfwd).
 const ClientHTTP = "http"
 
-// HandleHTTP answers one event that arrived over the HTTP forwarder. The hooks run with
+// HandleHTTP answers one event that arrived over the HTTP forwarder: decode with the
+// session's stored environment, then the same stages as every event. The hooks run with
 // the environment the session's hookc events sent (sessionenv.go), plus CLAUDE_EFFORT from
 // the payload's effort.level, which Claude Code sets for tool events and Stop but not for
 // SessionStart. An event whose session has no stored environment yet waits for it (up to
 // sessionEnvWait: the SessionStart forwarder may be async). A session with none is never
-// run with hookd's own: the
-// event gets the fail-closed answer (events.FailClosed: a deny or block where the event
-// can block) with a reason, and the audit log records it. ev is nil with an error.
+// run with hookd's own: the event gets the fail-closed answer (events.FailClosed: a deny
+// or block where the event can block) with a reason, and the audit log records it. ev is
+// nil with an error.
 func (e *Engine) HandleHTTP(ctx context.Context, payload []byte) (*protocol.Result, *events.Event, error) {
-	h, ev, err := ParseHeader(payload)
+	req := &protocol.Request{V: protocol.Version, Event: payload, Harness: protocol.HarnessClaudeCode,
+		Options: protocol.Options{Client: ClientHTTP, ResultOnly: true}}
+	x, err := e.handle(&event{ctx: ctx, req: req, caller: Caller{UID: os.Getuid(), Client: ClientHTTP}, http: true})
 	if err != nil {
-		e.counters.errors.Add(1)
 		return nil, nil, err
 	}
-	caller := Caller{UID: os.Getuid(), Client: ClientHTTP}
+	return x.res, x.ev, nil
+}
+
+// withStoredEnv gives an HTTP event its session's stored environment and project, or
+// refuses it (x.failure) when there is none: the event then runs no hooks and fails
+// closed.
+func (e *Engine) withStoredEnv(x *event) {
 	var se *sessionEnv
 	ok := false
 	if e.envs != nil {
 		// The session's async SessionStart forwarder may still be on its way.
-		se, ok = e.envs.wait(ctx, h.SessionID, sessionEnvWait)
+		se, ok = e.envs.wait(x.ctx, x.h.SessionID, sessionEnvWait)
 	}
 	if !ok {
-		return e.refuseHTTP(ctx, payload, h, ev, caller,
-			fmt.Sprintf("hookd: no environment known for session %q (its SessionStart did not reach hookd through hookc); the %s hooks were not run", h.SessionID, ev.Name)), ev, nil
+		x.req.Env = []string{} // never hookd's own environment, not even to find the project
+		x.failure = fmt.Sprintf("hookd: no environment known for session %q (its SessionStart did not reach hookd through hookc); the %s hooks were not run", x.h.SessionID, x.ev.Name)
+		e.log.Warn("http event not run: no environment for its session", zap.String("event", x.ev.Name),
+			zap.String("session_id", x.h.SessionID), zap.Bool("fail_closed", x.ev.CanBlock))
+		return
 	}
 	env := slices.Clone(se.Env)
 	var eff struct {
@@ -50,32 +61,18 @@ func (e *Engine) HandleHTTP(ctx context.Context, payload []byte) (*protocol.Resu
 			Level string `json:"level"`
 		} `json:"effort"`
 	}
-	if json.Unmarshal(payload, &eff) == nil && eff.Effort.Level != "" && !strings.ContainsRune(eff.Effort.Level, 0) {
+	if json.Unmarshal(x.req.Event, &eff) == nil && eff.Effort.Level != "" && !strings.ContainsRune(eff.Effort.Level, 0) {
 		env = slices.DeleteFunc(env, func(kv string) bool { return strings.HasPrefix(kv, "CLAUDE_EFFORT=") })
 		env = append(env, "CLAUDE_EFFORT="+eff.Effort.Level)
 	}
-	req := &protocol.Request{V: protocol.Version, Event: payload, Env: env, ProjectDir: se.ProjectDir,
-		Harness: protocol.HarnessClaudeCode, Options: protocol.Options{Client: ClientHTTP, ResultOnly: true}}
-	res, err := e.Handle(ctx, req, caller, nil)
-	return res, ev, err
+	x.req.Env, x.req.ProjectDir = env, se.ProjectDir
 }
 
-// refuseHTTP records and returns the fail-closed answer for an event hookd would not run.
-func (e *Engine) refuseHTTP(ctx context.Context, payload []byte, h Header, ev *events.Event, caller Caller, reason string) *protocol.Result {
-	e.counters.events.Add(1)
-	e.countEvent(ev.Name)
-	d := &Decision{ID: NewDecisionID(), Time: time.Now(), Event: ev.Name, Header: h, Payload: payload,
-		Caller: caller, Harness: protocol.HarnessClaudeCode, FromClaudeCode: true}
-	res := events.FailClosed(ev.Name, reason)
-	res.DecisionID = d.ID
-	d.Result = res
-	e.log.Warn("http event not run: no environment for its session", zap.String("event", ev.Name),
-		zap.String("session_id", h.SessionID), zap.String("decision_id", d.ID), zap.Bool("fail_closed", ev.CanBlock))
-	if e.audit != nil {
-		if err := e.audit.Append(ctx, d); err != nil {
-			e.counters.auditFailures.Add(1)
-			e.log.Error("audit record not written", zap.Error(err))
-		}
+// keepSessionEnv is an observer: a Claude Code hook's own environment (hookc's) is what
+// the session's HTTP events will run with (sessionenv.go).
+func keepSessionEnv(e *Engine, x *event) {
+	if e.envs != nil && x.caller.Client != ClientHTTP && x.req.Env != nil && x.hr.ad.Native() &&
+		runner.LookupEnv(x.req.Env, "CLAUDECODE") == "1" {
+		e.envs.put(x.h.SessionID, x.project, x.req.Env)
 	}
-	return res
 }

@@ -53,13 +53,20 @@ var warmEvents = map[string]bool{
 	"SubagentStart": true, "SubagentStop": true, "Stop": true,
 }
 
-// warmSession prewarms, on SessionStart, the command hooks of the session's frequent
+// warmSession is an observer: on SessionStart it prewarms the session's hooks (warm).
+func warmSession(e *Engine, x *event) {
+	if x.ev.Name == "SessionStart" {
+		e.warm(x.snap, x.env, x.h, x.project, e.hookDir(x.h.Cwd, x.project), x.d.FromClaudeCode)
+	}
+}
+
+// warm prewarms, on SessionStart, the command hooks of the session's frequent
 // events with the directory and environment their events will most likely bring: the
 // SessionStart caller's environment without CLAUDE_ENV_FILE (Claude Code sets it only for
 // SessionStart, Setup, CwdChanged and FileChanged; spec §6), plus hookd's fill-ins. A wrong
 // guess costs one idle process, reaped after the idle timeout: a process is only ever used
 // for an event whose key matches exactly.
-func (e *Engine) warmSession(snap *settings.Snapshot, env []string, h Header, project, dir string, fromClaudeCode bool) {
+func (e *Engine) warm(snap *settings.Snapshot, env []string, h Header, project, dir string, fromClaudeCode bool) {
 	w, ok := e.runner.(Warmer)
 	if !ok {
 		return

@@ -64,12 +64,18 @@
 //   - Blocks: reasons joined with "\n"; Via is "exit2" only if every block was an exit 2.
 //   - Other event-specific fields: the first value wins (a different later one is
 //     reported), except watchPaths (union) and classifierContext (joined, 2,000 chars).
+//   - Batches (MergeBatches): hooks that ran apart — Claude Code's hooks and a harness's
+//     own, or a sequential pipeline — are merged per batch by their own rule (a
+//     pipeline's rewrite is its last hook's), then across batches by the rules above.
 //
-// # Rendering (Finalize)
+// # Rendering (Render)
 //
-// The merged answer becomes one hook output: a JSON object on stdout with exit 0 wherever
+// Merge returns an Outcome, hookd's decision as a domain value; the daemon adds the
+// permission rules' verdict and other contributions to it and renders it once, at the
+// edge (Render), so no decision can change after its bytes were written. The merged
+// answer becomes one hook output: a JSON object on stdout with exit 0 wherever
 // JSON can say it (decision:"block", permissionDecision deny, PermissionRequest decision),
 // exit 2 with the reasons on stderr where only an exit code can (TeammateIdle,
 // TaskCompleted, Elicitation, ElicitationResult blocks), and WorktreeCreate's plain path.
-// See Finalize for each family.
+// See finalize for each family; FailClosed is the answer when there is no decision.
 package events

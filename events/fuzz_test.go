@@ -8,7 +8,7 @@ import (
 )
 
 // FuzzInterpret feeds arbitrary (event, exit code, stdout, stderr, failure mode) through
-// Interpret, Frames, Merge and Finalize: nothing panics, a hook that failed never allows,
+// Interpret, Frames, Merge and Render: nothing panics, a hook that failed never allows,
 // and every rendered Output is a JSON object.
 func FuzzInterpret(f *testing.F) {
 	names := Names()
@@ -96,7 +96,7 @@ func FuzzInterpret(f *testing.F) {
 		if len(fs) == 0 || fs[len(fs)-1].Type != protocol.FrameMessage {
 			t.Fatalf("frames do not end with a message: %+v", fs)
 		}
-		res := Merge(ev, []Interpretation{in, in})
+		res := mergeRender(ev, []Interpretation{in, in})
 		if len(res.Output) > 0 {
 			var m map[string]json.RawMessage
 			if err := json.Unmarshal(res.Output, &m); err != nil {

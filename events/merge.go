@@ -24,14 +24,14 @@ import (
 // says the session is unattended (-p, SDK), where Claude Code honours the defer.
 var permissionRank = map[string]int{"allow": 1, "defer": 2, "ask": 3, "deny": 4}
 
-// Merge combines the interpretations of the hooks that ran for one event into one Result.
-// parts must be in configuration order (managed, user, project, local, extra files; within
-// a file, group then hook order), never in finish order: every "first" below means first in
-// configuration order, so the answer does not depend on which hook finished first.
-// Merge ends with Finalize, so the Result is ready to render; a caller that changes the
-// permission afterwards calls Finalize again.
-func Merge(ev *Event, parts []Interpretation) *protocol.Result {
-	res := &protocol.Result{Event: ev.Name}
+// Merge combines the interpretations of hooks that ran in parallel for one event into one
+// Outcome (the parallel rule). parts must be in configuration order (managed, user,
+// project, local, extra files; within a file, group then hook order), never in finish
+// order: every "first" below means first in configuration order, so the answer does not
+// depend on which hook finished first. The Outcome is not yet an answer: Render makes it
+// one, once, after permission rules and other contributions are in.
+func Merge(ev *Event, parts []Interpretation) *Outcome {
+	res := &Outcome{Event: ev.Name}
 	for i := range parts {
 		p := &parts[i]
 		res.Hooks = append(res.Hooks, protocol.HookOutcome{Hook: p.Hook, Outcome: p.Outcome,
@@ -71,13 +71,60 @@ func Merge(ev *Event, parts []Interpretation) *protocol.Result {
 	mergeUpdatedInput(res, parts)
 	mergeBlock(res, parts)
 	mergeSpecific(res, parts)
-	Finalize(ev, res)
 	return res
+}
+
+// Batch is the interpretations of hooks that ran together, in configuration order: in
+// parallel, or as a sequential pipeline in which each hook saw the previous hook's
+// updatedInput.
+type Batch struct {
+	Parts      []Interpretation
+	Sequential bool
+}
+
+// MergeBatches merges each batch by its own rule, then the batches by the parallel rule,
+// in batch order. The rules differ in one place, the rewrite: a sequential batch's is its
+// last hook's (each rewrite was already the next hook's input; the parallel rule — first
+// in configuration order — would undo the later hooks' work), and that rewrite then
+// competes with the other batches' as one hook's would: the first wins and a different
+// one is reported. So a batch that ran apart never changes which rewrite of another
+// batch wins (issue 24, defect 1).
+func MergeBatches(ev *Event, batches []Batch) *Outcome {
+	var parts []Interpretation
+	for _, b := range batches {
+		if b.Sequential {
+			parts = append(parts, pipelineParts(b.Parts)...)
+		} else {
+			parts = append(parts, b.Parts...)
+		}
+	}
+	return Merge(ev, parts)
+}
+
+// pipelineParts is a sequential batch as the parallel rule must see it: only the last
+// rewrite of a hook that did not deny is kept.
+func pipelineParts(parts []Interpretation) []Interpretation {
+	last := -1
+	for i, p := range parts {
+		if len(p.UpdatedInput) > 0 && p.Permission != "deny" {
+			last = i
+		}
+	}
+	if last < 0 {
+		return parts
+	}
+	out := append([]Interpretation(nil), parts...)
+	for i := range out {
+		if i != last {
+			out[i].UpdatedInput = nil
+		}
+	}
+	return out
 }
 
 // mergePermission: the most restrictive decision wins; its reason is the reasons of every
 // hook that gave that decision, in configuration order.
-func mergePermission(res *protocol.Result, parts []Interpretation) {
+func mergePermission(res *Outcome, parts []Interpretation) {
 	best, first := "", -1
 	for i := range parts {
 		if d := parts[i].Permission; permissionRank[d] > permissionRank[best] {
@@ -106,7 +153,7 @@ func mergePermission(res *protocol.Result, parts []Interpretation) {
 // authoritative source (managed before user before project before local) wins, and reports
 // every different rewrite it ignores. Only hooks that did not deny or defer may rewrite
 // (Claude Code applies no rewrite from either), and a winning deny leaves no rewrite.
-func mergeUpdatedInput(res *protocol.Result, parts []Interpretation) {
+func mergeUpdatedInput(res *Outcome, parts []Interpretation) {
 	if res.HookPermission != nil && res.HookPermission.Decision == "deny" {
 		return
 	}
@@ -131,7 +178,7 @@ func mergeUpdatedInput(res *protocol.Result, parts []Interpretation) {
 // mergeBlock joins every blocking reason in configuration order. Via is "exit2" (or
 // "exit") only when all blocks came that way: the renderer needs to know whether JSON
 // alone can say it.
-func mergeBlock(res *protocol.Result, parts []Interpretation) {
+func mergeBlock(res *Outcome, parts []Interpretation) {
 	var reasons []string
 	via, first := "", -1
 	for i := range parts {
@@ -160,7 +207,7 @@ func mergeBlock(res *protocol.Result, parts []Interpretation) {
 // order: every hook's files get watched) and classifierContext (concatenated; the 2,000
 // character budget is per tool call across all hooks, spec §4.7). WorktreeCreate's path
 // goes here as "worktreePath".
-func mergeSpecific(res *protocol.Result, parts []Interpretation) {
+func mergeSpecific(res *Outcome, parts []Interpretation) {
 	spec := map[string]json.RawMessage{}
 	from := map[string]int{}
 	var watch []string
@@ -205,7 +252,7 @@ func mergeSpecific(res *protocol.Result, parts []Interpretation) {
 	}
 }
 
-func setFirst(res *protocol.Result, spec map[string]json.RawMessage, from map[string]int, parts []Interpretation, i int, k string, raw json.RawMessage) {
+func setFirst(res *Outcome, spec map[string]json.RawMessage, from map[string]int, parts []Interpretation, i int, k string, raw json.RawMessage) {
 	prev, ok := spec[k]
 	if !ok {
 		spec[k], from[k] = raw, i
@@ -270,8 +317,8 @@ func hookName(r protocol.HookRef) string {
 // CLAUDE_CODE_SESSION_ATTENDED=0, which Claude Code 2.1.330 sets in -p and SDK sessions,
 // where it honours a defer (observed: a -p batch of two calls with one hook asking and
 // one deferring ends "tool_deferred", e2e ask-beside-defer-print). There the defer must
-// reach Claude Code. It returns whether it changed res (then Finalize has run again).
-func HonourDefer(ev *Event, res *protocol.Result, parts []Interpretation) bool {
+// reach Claude Code. It returns whether it changed res.
+func HonourDefer(ev *Event, res *Outcome, parts []Interpretation) bool {
 	if ev.Name != "PreToolUse" || res.HookPermission == nil || res.HookPermission.Decision != "ask" {
 		return false
 	}
@@ -295,6 +342,5 @@ func HonourDefer(ev *Event, res *protocol.Result, parts []Interpretation) bool {
 	res.HookPermission = &protocol.Permission{Decision: "defer", Reason: joinTexts(reasons), Source: "hook", Hook: &ref, Via: parts[first].Via}
 	perm := *res.HookPermission
 	res.Permission = &perm
-	Finalize(ev, res)
 	return true
 }

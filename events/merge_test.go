@@ -81,7 +81,7 @@ func TestMergePermission(t *testing.T) {
 	ev := mustEvent(t, "PreToolUse")
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			res := Merge(ev, runHooks(t, ev, tt.hooks, nil))
+			res := mergeRender(ev, runHooks(t, ev, tt.hooks, nil))
 			var gotDec, gotReason, gotHook string
 			if p := res.HookPermission; p != nil {
 				gotDec, gotReason, gotHook = p.Decision, p.Reason, p.Hook.ID
@@ -122,7 +122,7 @@ func TestMergeUpdatedInput(t *testing.T) {
 	ev := mustEvent(t, "PreToolUse")
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			res := Merge(ev, runHooks(t, ev, tt.hooks, nil))
+			res := mergeRender(ev, runHooks(t, ev, tt.hooks, nil))
 			if got := string(res.UpdatedInput); got != tt.want {
 				t.Errorf("UpdatedInput = %s, want %s", got, tt.want)
 			}
@@ -138,14 +138,14 @@ func TestMergeUpdatedInput(t *testing.T) {
 	}
 	// A hand-built deny part that still carries an input is not a rewrite source.
 	parts := []Interpretation{{Hook: ref("a"), Permission: "deny", UpdatedInput: json.RawMessage(`{"x":1}`)}}
-	if res := Merge(ev, parts); res.UpdatedInput != nil {
+	if res := mergeRender(ev, parts); res.UpdatedInput != nil {
 		t.Errorf("deny part's updatedInput used: %s", res.UpdatedInput)
 	}
 }
 
 func TestMergeContinueBlocksContexts(t *testing.T) {
 	stop := mustEvent(t, "Stop")
-	res := Merge(stop, runHooks(t, stop, []hook{
+	res := mergeRender(stop, runHooks(t, stop, []hook{
 		{"a", cmd(0, `{"hookSpecificOutput":{"hookEventName":"Stop","additionalContext":"ctx-A"},"systemMessage":"M1"}`, "")},
 		{"b", cmd(0, stopBlock, "")},
 		{"c", cmd(0, `{"continue":false,"systemMessage":"M2"}`, "")},
@@ -176,7 +176,7 @@ func TestMergeContinueBlocksContexts(t *testing.T) {
 	}
 
 	// Only exit-2 blocks: Via exit2.
-	res = Merge(stop, runHooks(t, stop, []hook{{"a", cmd(2, "", "one")}, {"b", cmd(2, "", "two\n")}}, nil))
+	res = mergeRender(stop, runHooks(t, stop, []hook{{"a", cmd(2, "", "one")}, {"b", cmd(2, "", "two\n")}}, nil))
 	if res.Block.Via != "exit2" || res.Block.Reason != "[./a.sh]: one\n[./b.sh]: two\n" {
 		t.Errorf("Block = %+v", res.Block)
 	}
@@ -187,7 +187,7 @@ func TestMergeSpecific(t *testing.T) {
 	out := func(fields string) RawOutput {
 		return cmd(0, `{"hookSpecificOutput":{"hookEventName":"SessionStart"`+fields+`}}`, "")
 	}
-	res := Merge(ss, runHooks(t, ss, []hook{
+	res := mergeRender(ss, runHooks(t, ss, []hook{
 		{"a", out(`,"sessionTitle":"A","watchPaths":["/1","/2"]`)},
 		{"b", out(`,"sessionTitle":"B","watchPaths":["/2","/3"],"reloadSkills":true`)},
 		{"c", out(`,"sessionTitle":"A"`)},
@@ -204,7 +204,7 @@ func TestMergeSpecific(t *testing.T) {
 	cc := func(s string) RawOutput {
 		return cmd(0, fmt.Sprintf(`{"hookSpecificOutput":{"hookEventName":"PostToolUse","classifierContext":%q}}`, s), "")
 	}
-	res = Merge(post, runHooks(t, post, []hook{{"a", cc(strings.Repeat("a", 1500))}, {"b", cc(strings.Repeat("b", 1500))}}, nil))
+	res = mergeRender(post, runHooks(t, post, []hook{{"a", cc(strings.Repeat("a", 1500))}, {"b", cc(strings.Repeat("b", 1500))}}, nil))
 	var got string
 	_ = json.Unmarshal(res.Specific["classifierContext"], &got)
 	if n := len([]rune(got)); n != 2000 || !strings.HasPrefix(got, "aaa") || !strings.Contains(got, "\nbbb") {
@@ -225,8 +225,8 @@ func TestMergeDeterministic(t *testing.T) {
 	var first []byte
 	rng := rand.New(rand.NewSource(1))
 	for range 20 {
-		res := Merge(ev, runHooks(t, ev, hs, rng.Perm(len(hs))))
-		again := Merge(ev, runHooks(t, ev, hs, nil))
+		res := mergeRender(ev, runHooks(t, ev, hs, rng.Perm(len(hs))))
+		again := mergeRender(ev, runHooks(t, ev, hs, nil))
 		b1, b2 := mustJSON(res), mustJSON(again)
 		if string(b1) != string(b2) {
 			t.Fatalf("Merge not deterministic:\n%s\n%s", b1, b2)
@@ -237,7 +237,7 @@ func TestMergeDeterministic(t *testing.T) {
 			t.Fatalf("finish order changed the result:\n%s\n%s", first, b1)
 		}
 	}
-	res := Merge(ev, runHooks(t, ev, hs, nil))
+	res := mergeRender(ev, runHooks(t, ev, hs, nil))
 	want := `{"systemMessage":"S","hookSpecificOutput":{"hookEventName":"PreToolUse","permissionDecision":"ask","permissionDecisionReason":"Q\nQ2","updatedInput":{"command":"A"},"additionalContext":"ctx-A\nctx-B\nctx-E"}}`
 	if string(res.Output) != want {
 		t.Errorf("Output =\n%s\nwant\n%s", res.Output, want)
@@ -270,13 +270,19 @@ func TestHonourDefer(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			parts := runHooks(t, ev, tt.hooks, nil)
-			res := Merge(ev, parts)
-			if got := HonourDefer(ev, res, parts); got != tt.changed {
+			o := Merge(ev, parts)
+			if got := HonourDefer(ev, o, parts); got != tt.changed {
 				t.Fatalf("changed = %v, want %v", got, tt.changed)
 			}
+			res := Render(ev, o)
 			if res.Permission.Decision != tt.want || !strings.Contains(string(res.Output), `"permissionDecision":"`+tt.want+`"`) {
 				t.Fatalf("decision %s output %s, want %s", res.Permission.Decision, res.Output, tt.want)
 			}
 		})
 	}
+}
+
+// mergeRender is the Merge of parts rendered, for tests of the answer's bytes.
+func mergeRender(ev *Event, parts []Interpretation) *protocol.Result {
+	return Render(ev, Merge(ev, parts))
 }

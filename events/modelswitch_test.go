@@ -47,7 +47,7 @@ func TestModelSwitchEvents(t *testing.T) {
 
 	// Rendered like PreToolUse: JSON permissionDecision, exit 0.
 	ev := mustEvent(t, "PreModelSwitch")
-	res := Merge(ev, []Interpretation{Interpret(ev, protocol.HookRef{ID: "h"}, cmd(2, "", "no opus\n"))})
+	res := mergeRender(ev, []Interpretation{Interpret(ev, protocol.HookRef{ID: "h"}, cmd(2, "", "no opus\n"))})
 	if res.ExitCode != 0 || !strings.Contains(string(res.Output), `"permissionDecision":"deny"`) || !strings.Contains(string(res.Output), `"hookEventName":"PreModelSwitch"`) {
 		t.Errorf("rendered exit %d %s", res.ExitCode, res.Output)
 	}
@@ -82,7 +82,7 @@ func TestElicitationDecisionBlock(t *testing.T) {
 			t.Fatalf("%s: %+v", name, summarize(in))
 		}
 		// Rendered with exit 2, which declines on every Claude Code version.
-		res := Merge(ev, []Interpretation{in})
+		res := mergeRender(ev, []Interpretation{in})
 		if res.ExitCode != 2 || res.Stderr != "no forms\n" {
 			t.Errorf("%s rendered exit %d %s / %q", name, res.ExitCode, res.Output, res.Stderr)
 		}

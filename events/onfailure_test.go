@@ -114,7 +114,7 @@ func TestOnFailureMerge(t *testing.T) {
 	ev := mustEvent(t, "PreToolUse")
 	a := Interpret(ev, protocol.HookRef{ID: "a"}, failClosed(cmd(1, "", "")))
 	b := Interpret(ev, protocol.HookRef{ID: "b"}, cmd(0, "", ""))
-	res := Merge(ev, []Interpretation{b, a})
+	res := mergeRender(ev, []Interpretation{b, a})
 	if res.Permission == nil || res.Permission.Decision != "deny" || res.Permission.Via != ViaOnFailure || res.Permission.Hook.ID != "a" {
 		t.Fatalf("merged permission = %+v, want deny via on_failure by a", res.Permission)
 	}
@@ -127,7 +127,7 @@ func TestOnFailureMerge(t *testing.T) {
 
 	ups := mustEvent(t, "UserPromptSubmit")
 	c := Interpret(ups, protocol.HookRef{ID: "c"}, failClosed(cmd(3, "", "")))
-	r2 := Merge(ups, []Interpretation{c})
+	r2 := mergeRender(ups, []Interpretation{c})
 	if r2.Block == nil || r2.Block.Via != ViaOnFailure || r2.Block.Hook.ID != "c" {
 		t.Fatalf("merged block = %+v, want via on_failure by c", r2.Block)
 	}

@@ -66,12 +66,12 @@ func TestPreCompactInstructions(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			res := Merge(ev, runHooks(t, ev, tt.hooks, nil))
+			res := mergeRender(ev, runHooks(t, ev, tt.hooks, nil))
 			if res.Stdout != tt.wantStdout || string(res.Output) != tt.wantOutput || res.ExitCode != tt.wantExit {
 				t.Fatalf("stdout %q output %s exit %d; want stdout %q output %s exit %d", head(res.Stdout), res.Output, res.ExitCode, head(tt.wantStdout), tt.wantOutput, tt.wantExit)
 			}
 			before := res.Stdout
-			Finalize(ev, res)
+			finalize(ev, res)
 			if res.Stdout != before {
 				t.Fatalf("Finalize is not idempotent: %q then %q", before, res.Stdout)
 			}

@@ -9,10 +9,10 @@ import (
 	"github.com/hookd/hookd/protocol"
 )
 
-// Finalize (re)builds res.Output, res.Stdout, res.Stderr and res.ExitCode — the one
-// Claude Code hook answer hookc prints — from the other Result fields. It reads
-// res.Permission (the decision after permission rules), not HookPermission, so the daemon
-// calls it again after resolving rules. It is idempotent and its bytes depend only on res.
+// finalize builds res.Output, res.Stdout, res.Stderr and res.ExitCode — the one Claude
+// Code hook answer hookc prints — from the other Result fields (Render's second half). It
+// reads res.Permission (the decision after permission rules), not HookPermission. It is
+// idempotent and its bytes depend only on res.
 //
 // Rendering is one function per event family, so it can be tuned against the real binary:
 //
@@ -25,7 +25,7 @@ import (
 //
 // Then exit codes (renderExitCode): blocks that only exit 2 can express, and the stderr of
 // hooks whose exit 2 on a non-blocking event Claude Code would have shown.
-func Finalize(ev *Event, res *protocol.Result) {
+func finalize(ev *Event, res *protocol.Result) {
 	res.Output, res.Stdout, res.Stderr, res.ExitCode = nil, "", "", 0
 	if ev.AnyNonZeroFails {
 		renderWorktreeCreate(res)

@@ -17,7 +17,7 @@ func render(res *protocol.Result) rendered {
 	return rendered{string(res.Output), res.Stdout, res.Stderr, res.ExitCode}
 }
 
-func TestFinalize(t *testing.T) {
+func TestRender(t *testing.T) {
 	tests := []struct {
 		name  string
 		event string
@@ -99,7 +99,7 @@ func TestFinalize(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			ev := mustEvent(t, tt.event)
-			res := Merge(ev, runHooks(t, ev, tt.hooks, nil))
+			res := mergeRender(ev, runHooks(t, ev, tt.hooks, nil))
 			got := render(res)
 			if got != tt.want {
 				t.Errorf("rendered:\n got %+v\nwant %+v", got, tt.want)
@@ -107,44 +107,43 @@ func TestFinalize(t *testing.T) {
 			if got.Output != "" && !json.Valid(res.Output) {
 				t.Errorf("Output is not JSON: %s", res.Output)
 			}
-			Finalize(ev, res) // idempotent
+			finalize(ev, res) // idempotent
 			if again := render(res); again != got {
-				t.Errorf("second Finalize changed the answer:\n%+v\n%+v", again, got)
+				t.Errorf("second finalize changed the answer:\n%+v\n%+v", again, got)
 			}
 		})
 	}
 }
 
-// TestFinalizeAfterRules: the daemon changes Permission after rules and finalizes again.
-func TestFinalizeAfterRules(t *testing.T) {
+// TestRenderAfterRules: the daemon changes the outcome's Permission after rules, then
+// renders it.
+func TestRenderAfterRules(t *testing.T) {
 	ev := mustEvent(t, "PreToolUse")
-	res := Merge(ev, runHooks(t, ev, []hook{{"a", cmd(0, allowRewrite, "")}}, nil))
+	o := Merge(ev, runHooks(t, ev, []hook{{"a", cmd(0, allowRewrite, "")}}, nil))
 	for _, tc := range []struct{ decision, want string }{
 		{"ask", `{"hookSpecificOutput":{"hookEventName":"PreToolUse","permissionDecision":"ask","permissionDecisionReason":"rule says ask","updatedInput":{"command":"npm publish --dry-run"},"additionalContext":"Publishing is dry-run only in this repo."}}`},
 		{"deny", `{"hookSpecificOutput":{"hookEventName":"PreToolUse","permissionDecision":"deny","permissionDecisionReason":"rule says deny","additionalContext":"Publishing is dry-run only in this repo."}}`},
 	} {
-		perm := *res.HookPermission
+		perm := *o.HookPermission
 		perm.Decision, perm.Reason, perm.Source = tc.decision, "rule says "+tc.decision, "rule"
-		res.Permission = &perm
-		Finalize(ev, res)
-		if string(res.Output) != tc.want {
+		o.Permission = &perm
+		if res := Render(ev, o); string(res.Output) != tc.want {
 			t.Errorf("%s: Output =\n%s\nwant\n%s", tc.decision, res.Output, tc.want)
 		}
 	}
 
 	pr := mustEvent(t, "PermissionRequest")
-	res = Merge(pr, runHooks(t, pr, []hook{{"a", cmd(0, prAllow, "")}}, nil))
-	res.Permission = &protocol.Permission{Decision: "ask", Source: "rule"}
-	Finalize(pr, res)
-	if res.Output != nil {
+	o = Merge(pr, runHooks(t, pr, []hook{{"a", cmd(0, prAllow, "")}}, nil))
+	o.Permission = &protocol.Permission{Decision: "ask", Source: "rule"}
+	if res := Render(pr, o); res.Output != nil {
 		t.Errorf("PermissionRequest downgraded to ask still renders %s", res.Output)
 	}
 }
 
-// TestFinalizeRender: hookc's Render of a finalized result writes the JSON line and exits.
-func TestFinalizeRender(t *testing.T) {
+// TestRenderThenHookc: hookc's Render of a rendered result writes the JSON line and exits.
+func TestRenderThenHookc(t *testing.T) {
 	ev := mustEvent(t, "TaskCompleted")
-	res := Merge(ev, runHooks(t, ev, []hook{{"a", cmd(2, "", "not done")}}, nil))
+	res := mergeRender(ev, runHooks(t, ev, []hook{{"a", cmd(2, "", "not done")}}, nil))
 	var out, errb bytes.Buffer
 	if code := res.Render(&out, &errb); code != 2 || out.Len() != 0 || errb.String() != "[./a.sh]: not done\n" {
 		t.Errorf("Render = %d, %q, %q", code, out.String(), errb.String())

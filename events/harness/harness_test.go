@@ -110,11 +110,11 @@ func codexAnswer(t testing.TB, event string, outs ...events.RawOutput) *protocol
 	for i, o := range outs {
 		parts = append(parts, events.Interpret(ev, protocol.HookRef{ID: fmt.Sprint("h", i), Command: fmt.Sprint("hook", i)}, o))
 	}
-	res := events.Merge(ev, parts)
-	if res.HookPermission != nil && res.Permission == nil {
-		res.Permission = res.HookPermission
+	o := events.Merge(ev, parts)
+	if o.HookPermission != nil && o.Permission == nil {
+		o.Permission = o.HookPermission
 	}
-	events.Finalize(ev, res)
+	res := events.Render(ev, o)
 	For(protocol.HarnessCodex).Render(event, "Bash", res)
 	return res
 }

@@ -42,7 +42,7 @@ var codexSchemas = map[string]codexSchema{
 }
 
 // Render rewrites res.Output, res.Stdout, res.Stderr and res.ExitCode — which
-// events.Finalize filled as a Claude Code answer — into the harness's format. native is the
+// events.Render filled as a Claude Code answer — into the harness's format. native is the
 // harness's event name, nativeTool the tool name the harness sent (for renaming an
 // updatedInput back). Claude Code answers are left as they are.
 func (a *Adapter) Render(native, nativeTool string, res *protocol.Result) {
