@@ -224,6 +224,36 @@ func TestDefectOtherBatchDoesNotChangeWhichRewriteWins(t *testing.T) {
 	}
 }
 
+// Defect 2: a harness's own hook file is compiled policy: the record of a decision its hook
+// made names the file among its sources, and the revision changes with the file.
+func TestDefectHarnessHookFileIsInTheRevision(t *testing.T) {
+	deny := `{"hookSpecificOutput":{"hookEventName":"PreToolUse","permissionDecision":"deny","permissionDecisionReason":"no"}}`
+	w := newWorld(t, map[string]string{
+		"~/.codex/hookd.json": `{"hooks":{"PreToolUse":[{"matcher":"Bash","hooks":[{"type":"command","command":"codex-guard"}]}]}}`,
+	})
+	w.run.out["codex-guard"] = stdout(deny)
+	res := w.handle(w.codexPreToolUse())
+	if res.Permission == nil || res.Permission.Decision != "deny" {
+		t.Fatalf("codex-guard's deny not in the answer: %+v", res.Permission)
+	}
+	rec := AuditRecord(w.audit.last(t))
+	file := w.path("~/.codex/hookd.json")
+	named := false
+	for _, s := range rec.Sources {
+		named = named || s.File == file
+	}
+	if !named || rec.Revision == "" {
+		t.Fatalf("record: revision %q, sources %+v; want %s among them", rec.Revision, rec.Sources, file)
+	}
+	first := rec.Revision
+	w.write("~/.codex/hookd.json", `{"hooks":{"PreToolUse":[{"matcher":"Bash","hooks":[{"type":"command","command":"codex-guard","timeout":5}]}]}}`)
+	w.engine.Store().Reload(context.Background(), "test")
+	w.handle(w.codexPreToolUse())
+	if rec := AuditRecord(w.audit.last(t)); rec.Revision == first {
+		t.Errorf("revision %s did not change with %s", first, file)
+	}
+}
+
 // Defect 3: both fail-closed answers — hooks cut short by shutdown, and a decision the
 // audit log could not record — are built and rendered the same way: for a Gemini event,
 // in Gemini's shape, with the mode and revision.

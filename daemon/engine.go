@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"os"
+	"path/filepath"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -117,10 +118,10 @@ type Engine struct {
 	sessions sync.Map
 	// pending maps session_id → *asyncQueue: finished async hooks' texts for the next turn.
 	pending sync.Map
-	// versions caches harness versions by transcript path; nativeCache the harnesses' own
-	// hook files by path (daemon/harness.go).
-	versions    versionCache
-	nativeCache sync.Map
+	// versions caches harness versions by transcript path (daemon/harness.go).
+	versions versionCache
+	// codexHome is where the snapshot reads Codex's own hooks (settings.Sources).
+	codexHome string
 	// envs holds sessions' environments for the HTTP forwarder; nil without one.
 	envs   *sessionEnvs
 	httpEP *install.HTTPEndpoint
@@ -149,8 +150,12 @@ func NewEngine(o EngineOptions) *Engine {
 	if o.Sources.Home == "" {
 		o.Sources.Home, _ = os.UserHomeDir()
 	}
+	if o.Sources.CodexHome == "" && o.Sources.Home != "" {
+		o.Sources.CodexHome = filepath.Join(o.Sources.Home, ".codex")
+	}
 	e := &Engine{
-		log: o.Logger, cfg: o.Config, runner: o.Runner, audit: o.Audit,
+		codexHome: filepath.Clean(o.Sources.CodexHome),
+		log:       o.Logger, cfg: o.Config, runner: o.Runner, audit: o.Audit,
 		state: o.StateDir, home: o.Sources.Home, start: time.Now(), httpEP: o.HTTP,
 	}
 	so := store.StoreOptions{

@@ -20,10 +20,21 @@ import (
 // mid-session. Only a serving daemon does this (EngineOptions.SyncForwarders, set by New
 // with a socket); `hookd run` writes nothing.
 
-// forwardersFollow is the store's OnReload with EngineOptions.SyncForwarders.
+// forwardersFollow is the store's OnReload with EngineOptions.SyncForwarders: it follows
+// the hookd-owned files beside Claude Code's (not the harnesses' hook files, which have
+// no forwarders to follow them: `hookd install codex|gemini` forwards every event).
 func (e *Engine) forwardersFollow(sum protocol.ReloadSummary) {
+	if len(sum.Changed) == 0 {
+		return
+	}
+	claude := map[string]bool{}
+	for _, r := range e.store.KnownFiles() {
+		claude[r.Path] = r.Kind == settings.KindHookd
+	}
 	for _, p := range sum.Changed {
-		e.resyncForwarders(p)
+		if claude[p] {
+			e.resyncForwarders(p)
+		}
 	}
 }
 

@@ -42,25 +42,3 @@ func TestTranscriptVersion(t *testing.T) {
 		t.Errorf("cached version lost: %q", got)
 	}
 }
-
-func TestNativeMatch(t *testing.T) {
-	for _, c := range []struct {
-		m, v string
-		tool bool
-		want bool
-	}{
-		{"", "run_shell_command", true, true},
-		{"*", "x", true, true},
-		{"run_shell_command", "run_shell_command", true, true},
-		{"run_shell_command", "read_file", true, false},
-		{"read_.*|write_file", "read_file", true, true},
-		{"Bash", "Bash", true, true},
-		{"(", "(", true, false}, // an invalid regex matches nothing
-		{"startup", "startup", false, true},
-		{"startup", "resume", false, false},
-	} {
-		if got := nativeMatch(c.m, c.v, c.tool); got != c.want {
-			t.Errorf("nativeMatch(%q, %q) = %v, want %v", c.m, c.v, got, c.want)
-		}
-	}
-}

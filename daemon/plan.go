@@ -107,15 +107,19 @@ func (e *Engine) matchSettings(x *event) (run, notRun []*settings.Handler, fam *
 	return run, notRun, nil
 }
 
-// harnessBatch is the harness's own hooks for the event, run on the payload as the
-// harness sent it and read in its format.
+// harnessBatch is the harness's own hooks for the event (compiled into the snapshot from
+// the harness's hook files), run on the payload as the harness sent it and read in its
+// format.
 func (e *Engine) harnessBatch(x *event) Batch {
 	mv := x.h.MatchValue
 	if x.ev.ToolEvent {
 		mv = x.hr.nativeTool
 	}
-	hs, seq, warnings := e.nativeHandlers(x.hr, x.ev, x.env, x.project, mv)
-	x.plan.Warnings = append(x.plan.Warnings, warnings...)
+	hs, seq := x.snap.HarnessHooks(x.hr.ad.Name, x.hr.native, mv)
+	if ch := runner.LookupEnv(x.env, "CODEX_HOME"); x.hr.ad.Name == protocol.HarnessCodex && ch != "" && filepath.Clean(ch) != e.codexHome {
+		x.plan.Warnings = append(x.plan.Warnings, fmt.Sprintf("codex: the event's CODEX_HOME %s is not hookd's (%s): the hooks in %s are not run; start hookd with CODEX_HOME=%s",
+			ch, e.codexHome, filepath.Join(ch, settings.HookdFile), ch))
+	}
 	hr := x.hr
 	return Batch{Handlers: hs, Sequential: seq, Payload: hr.original, Call: x.call,
 		Translate: func(out events.RawOutput) events.RawOutput {

@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 )
 
 // Payloads as Codex CLI 0.169.0 and Gemini CLI 0.61.0 send them (captured from the real
@@ -118,11 +119,13 @@ exit 0
 	if m["decision"] != "allow" || hso["additionalContext"] != "from gemini hook" {
 		t.Errorf("gemini hook's allow and context: %s", r.Stdout)
 	}
-	// hooksConfig.disabled in Gemini's settings switches the hook off for hookd too.
+	// hooksConfig.disabled in Gemini's settings switches the hook off for hookd too: the
+	// file is a watched source like every settings file, applied without a restart.
 	WriteAtomic(t, filepath.Join(e.Home, ".gemini", "settings.json"), `{"hooksConfig":{"disabled":["g1"]}}`)
-	if r := e.Hookc(geminiPre(e, "echo ok"), "--harness", "gemini"); strings.Contains(r.Stdout, "from gemini hook") {
-		t.Errorf("disabled hook ran: %s", r.Stdout)
-	}
+	Eventually(t, 20*time.Second, "the watcher to apply hooksConfig.disabled", func() bool {
+		r := e.Hookc(geminiPre(e, "echo ok"), "--harness", "gemini")
+		return r.Code == 0 && !strings.Contains(r.Stdout, "from gemini hook")
+	})
 }
 
 // Opting a harness out of the Claude Code permission rules (hookd's own config).

@@ -88,7 +88,8 @@ func loadConfig(c *cli.Context) (*configs.DaemonConfig, string, error) {
 // sources builds the settings hierarchy from flags and hookd's configuration.
 func sources(c *cli.Context, cfg *configs.DaemonConfig) settings.Sources {
 	home, _ := os.UserHomeDir()
-	src := settings.Sources{ManagedDir: c.String("managed-dir"), MDMProfiles: c.StringSlice("mdm-profile"), UserDir: c.String("user-dir"), Home: home}
+	src := settings.Sources{ManagedDir: c.String("managed-dir"), MDMProfiles: c.StringSlice("mdm-profile"), UserDir: c.String("user-dir"), Home: home,
+		CodexHome: os.Getenv("CODEX_HOME")}
 	for _, f := range append(append([]string(nil), cfg.Settings...), c.StringSlice("settings")...) {
 		abs, err := filepath.Abs(f)
 		if err == nil {

@@ -1,6 +1,8 @@
 package main
 
 import (
+	"bytes"
+	"errors"
 	"os"
 	"path/filepath"
 	"strings"
@@ -114,5 +116,47 @@ func TestLintCommandsOnPath(t *testing.T) {
 	}
 	if len(got) != 2 || !strings.HasPrefix(got[0], want[0]) || !strings.HasPrefix(got[1], want[1]) || !ws[0].IsError() {
 		t.Errorf("got\n%s\nwant\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+}
+
+// validate checks a harness's own hook file like every settings file (issue 24, defect 2:
+// a malformed ~/.codex/hookd.json passed with exit 0): the error names file, line and
+// column, and the exit code is 1.
+func TestValidateHarnessHookFile(t *testing.T) {
+	home := t.TempDir()
+	t.Setenv("HOME", home)
+	t.Setenv("CODEX_HOME", "")
+	project := filepath.Join(home, "proj")
+	codex := filepath.Join(home, ".codex", "hookd.json")
+	if err := os.MkdirAll(filepath.Dir(codex), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	validate := func() (string, error) {
+		app := App()
+		var out bytes.Buffer
+		app.Writer, app.ErrWriter = &out, &out
+		err := app.Run([]string{"hookd", "--managed-dir", filepath.Join(home, "managed"), "validate", "--project", project})
+		return out.String(), err
+	}
+
+	good := `{"hooks":{"PreToolUse":[{"matcher":"Bash","hooks":[{"type":"command","command":"guard.sh"}]}]}}`
+	if err := os.WriteFile(codex, []byte(good), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if out, err := validate(); err != nil || !strings.Contains(out, codex+": ok (harness, 1 handlers") {
+		t.Fatalf("valid file: %v\n%s", err, out)
+	}
+
+	bad := "{\"hooks\":{\"PreToolUse\":[{\"matcher\":\"Bash\",\n  \"hooks\":[{\"type\":\"command\",\"command\":[\"guard.sh\"]}]}]}}"
+	if err := os.WriteFile(codex, []byte(bad), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	out, err := validate()
+	var ec interface{ ExitCode() int }
+	if !errors.As(err, &ec) || ec.ExitCode() != 1 {
+		t.Fatalf("malformed file: error %v, want exit 1\n%s", err, out)
+	}
+	if want := codex + ":2:40: hooks.PreToolUse[0].hooks[0].command: must be a string"; !strings.Contains(out, want) {
+		t.Errorf("output lacks %q:\n%s", want, out)
 	}
 }

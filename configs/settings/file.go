@@ -7,13 +7,13 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"github.com/hookd/hookd/configs/internal/jsontree"
 	"io/fs"
 	"math"
 	"path/filepath"
 	"strings"
 	"time"
 
+	"github.com/hookd/hookd/configs/internal/jsontree"
 	"github.com/hookd/hookd/events"
 	"github.com/hookd/hookd/matcher"
 	"github.com/hookd/hookd/rules"
@@ -30,6 +30,9 @@ type File struct {
 	// Untrusted says why a managed file failed CheckManaged ("" when it passed or is not
 	// managed): the file keeps only the power to restrict (see untrust).
 	Untrusted string
+	// HarnessConfig is what hookd read of a harness's own settings file
+	// (KindHarnessConfig); nil for every other kind.
+	HarnessConfig *HarnessConfig
 }
 
 // Settings is the part of a settings file hookd understands, decoded strictly: every
@@ -197,6 +200,9 @@ func ParseFile(ref FileRef, data []byte, home string) (*File, error) {
 		copy(d.data, "   ")
 		d.bom = true
 	}
+	if ref.Kind == KindHarnessConfig {
+		return d.harnessConfigFile(hex.EncodeToString(sum[:])), nil
+	}
 	if len(bytes.TrimSpace(d.data)) == 0 {
 		// An editor that truncates before writing produces this for a moment; rejecting it
 		// keeps the last good version until the write lands.
@@ -222,6 +228,8 @@ func ParseFile(ref FileRef, data []byte, home string) (*File, error) {
 		decode = d.pluginFile
 	case KindPluginRegistry:
 		decode = func(_ *jsontree.Node, f *File) error { f.Settings = &Settings{}; return nil } // valid JSON; no hooks
+	case KindHarness:
+		decode = d.harnessHooks
 	}
 	if err := decode(root, f); err != nil {
 		return nil, err

@@ -59,6 +59,12 @@ type Handler struct {
 	Matcher     *matcher.Matcher
 	MatcherText string
 
+	// A harness's own hook (harness.go): Harness names the harness, NativeEvent the
+	// event under which the harness's file lists it, Sequential its group's flag, Name
+	// its name there. "" and false for every other hook.
+	Harness, NativeEvent, Name string
+	Sequential                 bool
+
 	Source Kind // the file's label: FileRef.Origin, or its Kind
 	// Plugin is the plugin the hook comes from (KindPlugin files); nil otherwise.
 	Plugin *Plugin

@@ -78,11 +78,15 @@ type Snapshot struct {
 	// enabled is enabledPlugins resolved by precedence; forced the managed true values.
 	enabled, forced map[string]bool
 
-	all      []*Handler
-	byEvent  map[string]*eventIndex
-	reasons  map[*Handler]string
-	native   map[*Handler]string // see ClaudeCodeRuns; the reason for ReasonFor
-	urlGlobs []urlGlob
+	all     []*Handler
+	byEvent map[string]*eventIndex
+	// harness: a harness's own hooks (harness.go), by harness and its event name, in
+	// configuration order; harnessOff: the names and commands each harness skips.
+	harness    map[string]map[string][]*Handler
+	harnessOff map[string]map[string]bool
+	reasons    map[*Handler]string
+	native     map[*Handler]string // see ClaudeCodeRuns; the reason for ReasonFor
+	urlGlobs   []urlGlob
 }
 
 // ReasonClaudeCodeRuns is the reason a managed hook is not run by hookd for an event
@@ -302,6 +306,10 @@ func Compile(files []*File) *Snapshot {
 	// Handlers per event, configuration order.
 	keyIDs := map[string]map[string]int{}
 	for _, f := range s.Files {
+		if f.Ref.Kind == KindHarness || f.Ref.Kind == KindHarnessConfig {
+			s.addHarness(f)
+			continue
+		}
 		movedTo := ""
 		if f.Ref.Kind != KindHookd {
 			movedTo = delegated[filepath.Clean(f.Ref.Path)]

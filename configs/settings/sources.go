@@ -52,6 +52,8 @@ type FileRef struct {
 	// .claude-plugin/plugin.json, whose "hooks" member (when an object) holds hooks.
 	Plugin   *Plugin
 	Manifest bool
+	// Harness names the harness a KindHarness or KindHarnessConfig file belongs to.
+	Harness string
 }
 
 // Label is the source name hooks of this file carry in status, validate and the audit
@@ -180,6 +182,8 @@ type Sources struct {
 	Home  string
 	// NoPlugins leaves plugins out of Files (tests of the settings files alone).
 	NoPlugins bool
+	// CodexHome is Codex's configuration directory ($CODEX_HOME); "" means Home/.codex.
+	CodexHome string
 }
 
 func (s Sources) managedDir() string {
@@ -204,7 +208,8 @@ func (s Sources) userDir() string {
 func (s Sources) ManagedDropInDir() string { return filepath.Join(s.managedDir(), managedDropIns) }
 
 // Files returns every candidate settings file in configuration order: the managed file,
-// the managed drop-ins (alphabetical), user, project, local, then Extra. Each of user,
+// the managed drop-ins (alphabetical), user, project, local, then Extra, then the
+// harnesses' own files (harness.go). Each of user,
 // project and local is followed by its hookd-owned file (HookdPathFor: Kind hookd, Origin
 // the Claude Code file's kind), which holds the hooks `hookd install claude-code` moved
 // out of it — so moved hooks keep their place in configuration order. Files that do not
@@ -243,7 +248,7 @@ func (s Sources) Files() []FileRef {
 	if ud := s.userDir(); ud != "" && !s.NoPlugins {
 		out = append(out, s.PluginFiles(ud)...)
 	}
-	return out
+	return append(out, s.harnessFiles()...)
 }
 
 // PluginFiles are the plugin registry files of userDir and the hook files of every

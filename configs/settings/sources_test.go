@@ -64,6 +64,12 @@ func TestSourcesFilesOrder(t *testing.T) {
 		// Last: the plugin registry (no plugin installed here, so no plugin hook files).
 		{Path: filepath.Join(home, ".claude", "plugins", "installed_plugins.json"), Kind: KindPluginRegistry},
 		{Path: filepath.Join(home, ".claude", "plugins", "known_marketplaces.json"), Kind: KindPluginRegistry},
+		{Path: filepath.Join(home, ".codex", "hookd.json"), Kind: KindHarness, Origin: "codex-user", Harness: "codex"},
+		{Path: filepath.Join(proj, ".codex", "hookd.json"), Kind: KindHarness, Origin: "codex-project", Harness: "codex"},
+		{Path: filepath.Join(home, ".gemini", "settings.json"), Kind: KindHarnessConfig, Origin: "gemini-user", Harness: "gemini"},
+		{Path: filepath.Join(home, ".gemini", "hookd.json"), Kind: KindHarness, Origin: "gemini-user", Harness: "gemini"},
+		{Path: filepath.Join(proj, ".gemini", "settings.json"), Kind: KindHarnessConfig, Origin: "gemini-project", Harness: "gemini"},
+		{Path: filepath.Join(proj, ".gemini", "hookd.json"), Kind: KindHarness, Origin: "gemini-project", Harness: "gemini"},
 	}
 	if !reflect.DeepEqual(got, want) {
 		t.Errorf("Files():\n got %v\nwant %v", got, want)
@@ -73,6 +79,7 @@ func TestSourcesFilesOrder(t *testing.T) {
 	wantDirs := []string{
 		root, filepath.Join(root, "hookd"), managed, filepath.Join(managed, "managed-settings.d"),
 		filepath.Join(home, ".claude"), filepath.Join(proj, ".claude"),
+		filepath.Join(home, ".codex"), filepath.Join(proj, ".codex"), filepath.Join(home, ".gemini"), filepath.Join(proj, ".gemini"),
 	}
 	for _, d := range wantDirs {
 		found := false
@@ -97,6 +104,19 @@ func TestSourcesFilesDefaults(t *testing.T) {
 			{Path: "/nonexistent/h/.claude/hookd.json", Kind: KindHookd, Origin: KindUser},
 			{Path: "/nonexistent/h/.claude/plugins/installed_plugins.json", Kind: KindPluginRegistry},
 			{Path: "/nonexistent/h/.claude/plugins/known_marketplaces.json", Kind: KindPluginRegistry},
+			{Path: "/nonexistent/h/.codex/hookd.json", Kind: KindHarness, Origin: "codex-user", Harness: "codex"},
+			{Path: "/nonexistent/h/.gemini/settings.json", Kind: KindHarnessConfig, Origin: "gemini-user", Harness: "gemini"},
+			{Path: "/nonexistent/h/.gemini/hookd.json", Kind: KindHarness, Origin: "gemini-user", Harness: "gemini"},
+		}},
+		{"CODEX_HOME", Sources{Home: "/nonexistent/h", UserDir: "/u", CodexHome: "/cx"}, []FileRef{
+			{Path: "/etc/claude-code/managed-settings.json", Kind: KindManaged},
+			{Path: "/u/settings.json", Kind: KindUser},
+			{Path: "/u/hookd.json", Kind: KindHookd, Origin: KindUser},
+			{Path: "/u/plugins/installed_plugins.json", Kind: KindPluginRegistry},
+			{Path: "/u/plugins/known_marketplaces.json", Kind: KindPluginRegistry},
+			{Path: "/cx/hookd.json", Kind: KindHarness, Origin: "codex-user", Harness: "codex"},
+			{Path: "/nonexistent/h/.gemini/settings.json", Kind: KindHarnessConfig, Origin: "gemini-user", Harness: "gemini"},
+			{Path: "/nonexistent/h/.gemini/hookd.json", Kind: KindHarness, Origin: "gemini-user", Harness: "gemini"},
 		}},
 		{"explicit user dir, project", Sources{ManagedDir: "/nonexistent/m", UserDir: "/u", ProjectDir: "/p"}, []FileRef{
 			{Path: "/nonexistent/m/managed-settings.json", Kind: KindManaged},
@@ -108,6 +128,9 @@ func TestSourcesFilesDefaults(t *testing.T) {
 			{Path: "/p/.claude/hookd.local.json", Kind: KindHookd, Origin: KindLocal},
 			{Path: "/u/plugins/installed_plugins.json", Kind: KindPluginRegistry},
 			{Path: "/u/plugins/known_marketplaces.json", Kind: KindPluginRegistry},
+			{Path: "/p/.codex/hookd.json", Kind: KindHarness, Origin: "codex-project", Harness: "codex"},
+			{Path: "/p/.gemini/settings.json", Kind: KindHarnessConfig, Origin: "gemini-project", Harness: "gemini"},
+			{Path: "/p/.gemini/hookd.json", Kind: KindHarness, Origin: "gemini-project", Harness: "gemini"},
 		}},
 		{"no home, no user file", Sources{ManagedDir: "/nonexistent/m"}, []FileRef{
 			{Path: "/nonexistent/m/managed-settings.json", Kind: KindManaged},

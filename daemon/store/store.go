@@ -340,13 +340,16 @@ func (s *Store) countRefsLocked(refs []settings.FileRef, delta int) {
 }
 
 // projectOwned reports whether a file belongs to one project (its .claude/settings*.json
-// and their hookd files) rather than to every project (managed, user, --settings).
+// and their hookd files, its harnesses' own files) rather than to every project
+// (managed, user, --settings, the user's harness files).
 func projectOwned(ref settings.FileRef) bool {
 	switch ref.Kind {
 	case settings.KindProject, settings.KindLocal:
 		return true
 	case settings.KindHookd:
 		return ref.Origin == settings.KindProject || ref.Origin == settings.KindLocal
+	case settings.KindHarness, settings.KindHarnessConfig:
+		return strings.HasSuffix(string(ref.Origin), "-project")
 	}
 	return false
 }
