@@ -93,37 +93,10 @@ func New(ctx context.Context, o Options) (*Daemon, error) {
 	// Command hooks run through the pool: prewarmed processes where safe or configured,
 	// persistent workers where configured, cold starts otherwise.
 	d.pool = runner.NewPool(runner.PoolOptions{Logger: o.Logger.Named("runner"), NoPrewarm: o.Socket == ""})
-	var aud Auditor
-	if o.Config.Audit.IsEnabled() {
-		alog := o.Logger.Named("audit")
-		ao := auditOptions(o.Config.Audit, o.StateDir, alog)
-		if cp := o.Config.Audit.Checkpoint; cp != nil {
-			// A configured key that cannot be used is the admin's error: refuse to start
-			// rather than run without the checkpoints they asked for.
-			signer, err := audit.LoadSigner(cp.KeyFile)
-			if err != nil {
-				d.Close()
-				return nil, fmt.Errorf("audit.checkpoint.key_file: %w", err)
-			}
-			ao.Checkpoint = &audit.CheckpointOptions{Signer: signer, Interval: time.Duration(cp.IntervalS) * time.Second}
-		}
-		l, err := audit.Open(ao)
-		if l == nil {
-			d.Close()
-			return nil, err
-		}
-		if err != nil {
-			alog.Error("audit log unusable: events that can block fail closed until it is fixed", zap.Error(err))
-		}
-		d.audit, aud = l, NewAuditor(l)
-		// Only a serving daemon exports; `hookd run` leaves its records to the daemon's
-		// exporters, which read them from the same files.
-		if o.Socket != "" {
-			if d.stopExport, err = startExporters(o.Config.Audit, l, alog); err != nil {
-				d.Close()
-				return nil, err
-			}
-		}
+	aud, err := d.openAudit()
+	if err != nil {
+		d.Close()
+		return nil, err
 	}
 	d.engine = NewEngine(EngineOptions{
 		Logger: o.Logger.Named("engine"), Config: o.Config, Sources: o.Sources, StateDir: o.StateDir,
@@ -133,6 +106,59 @@ func New(ctx context.Context, o Options) (*Daemon, error) {
 	if o.Socket == "" {
 		return d, nil
 	}
+	if err := d.listen(); err != nil {
+		d.Close()
+		return nil, err
+	}
+	d.engine.SyncForwarders() // forwarders follow hookd's files (docs/claude-code.md); serving only, after Listen
+	d.watcher = store.StartWatcher(ctx, d.engine.Store(), store.WatchOptions{Logger: o.Logger.Named("watcher"), Signals: o.Signals})
+	d.server.Reload = func(ctx context.Context) protocol.ReloadSummary { return d.watcher.Reload(ctx, "request") }
+	d.server.Status = d.Status
+	return d, nil
+}
+
+// openAudit opens the decision log when hookd's configuration enables it (nil Auditor
+// otherwise) and, for a serving daemon, starts its exporters. Only options that cannot
+// work are an error; a log that cannot be opened is logged and left to fail events closed.
+func (d *Daemon) openAudit() (Auditor, error) {
+	o := d.opts
+	if !o.Config.Audit.IsEnabled() {
+		return nil, nil
+	}
+	alog := o.Logger.Named("audit")
+	ao := auditOptions(o.Config.Audit, o.StateDir, alog)
+	if cp := o.Config.Audit.Checkpoint; cp != nil {
+		// A configured key that cannot be used is the admin's error: refuse to start
+		// rather than run without the checkpoints they asked for.
+		signer, err := audit.LoadSigner(cp.KeyFile)
+		if err != nil {
+			return nil, fmt.Errorf("audit.checkpoint.key_file: %w", err)
+		}
+		ao.Checkpoint = &audit.CheckpointOptions{Signer: signer, Interval: time.Duration(cp.IntervalS) * time.Second}
+	}
+	l, err := audit.Open(ao)
+	if l == nil {
+		return nil, err
+	}
+	if err != nil {
+		alog.Error("audit log unusable: events that can block fail closed until it is fixed", zap.Error(err))
+	}
+	d.audit = l
+	// Only a serving daemon exports; `hookd run` leaves its records to the daemon's
+	// exporters, which read them from the same files.
+	if o.Socket != "" {
+		if d.stopExport, err = startExporters(o.Config.Audit, l, alog); err != nil {
+			return nil, err
+		}
+	}
+	return NewAuditor(l), nil
+}
+
+// listen makes the server and puts it on the socket (its own, or the one a service
+// manager passed: Options.Listener), then the HTTP forwarder when configured. An HTTP
+// forwarder that cannot listen does not fail New: the socket still serves hookc.
+func (d *Daemon) listen() error {
+	o := d.opts
 	lim := o.Config.Limits
 	d.server = &Server{Engine: d.engine, Log: o.Logger.Named("server"), MaxRequestBytes: o.Config.MaxRequestBytes,
 		MaxConnsPerUID: lim.MaxConnectionsPerUID, ReadTimeout: time.Duration(lim.RequestReadTimeoutMS) * time.Millisecond,
@@ -143,30 +169,26 @@ func New(ctx context.Context, o Options) (*Daemon, error) {
 		listen = func() error { return d.server.Adopt(o.Listener, o.Socket) }
 	}
 	if err := listen(); err != nil {
-		d.Close()
-		return nil, err
+		return err
 	}
-	if o.HTTP != nil {
-		hs := &httpfwd.HTTPServer{Engine: d.engine, CallerGone: ErrCallerGone, Shutdown: ErrShutdown, Log: o.Logger.Named("http"), Token: o.HTTP.Token, MaxRequestBytes: o.Config.MaxRequestBytes,
-			ReadTimeout: time.Duration(lim.RequestReadTimeoutMS) * time.Millisecond}
-		listen := func() error { return hs.Listen(o.HTTP.Listen) }
-		if o.HTTPListener != nil {
-			listen = func() error { return hs.Adopt(o.HTTPListener, o.HTTP.Listen) }
-		}
-		if err := listen(); err != nil {
-			// The socket still serves hookc; Claude Code's http hooks fail (closed, with
-			// onFailure: block) until this is fixed. Said loudly, and in status.
-			d.httpErr = err.Error()
-			o.Logger.Error("http forwarder not served", zap.Error(err))
-		} else {
-			d.http = hs
-		}
+	if o.HTTP == nil {
+		return nil
 	}
-	d.engine.SyncForwarders() // forwarders follow hookd's files (docs/claude-code.md); serving only, after Listen
-	d.watcher = store.StartWatcher(ctx, d.engine.Store(), store.WatchOptions{Logger: o.Logger.Named("watcher"), Signals: o.Signals})
-	d.server.Reload = func(ctx context.Context) protocol.ReloadSummary { return d.watcher.Reload(ctx, "request") }
-	d.server.Status = d.Status
-	return d, nil
+	hs := &httpfwd.HTTPServer{Engine: d.engine, CallerGone: ErrCallerGone, Shutdown: ErrShutdown, Log: o.Logger.Named("http"), Token: o.HTTP.Token, MaxRequestBytes: o.Config.MaxRequestBytes,
+		ReadTimeout: time.Duration(lim.RequestReadTimeoutMS) * time.Millisecond}
+	listenHTTP := func() error { return hs.Listen(o.HTTP.Listen) }
+	if o.HTTPListener != nil {
+		listenHTTP = func() error { return hs.Adopt(o.HTTPListener, o.HTTP.Listen) }
+	}
+	if err := listenHTTP(); err != nil {
+		// The socket still serves hookc; Claude Code's http hooks fail (closed, with
+		// onFailure: block) until this is fixed. Said loudly, and in status.
+		d.httpErr = err.Error()
+		o.Logger.Error("http forwarder not served", zap.Error(err))
+	} else {
+		d.http = hs
+	}
+	return nil
 }
 
 // Serve answers events on the socket until ctx is done, then stops accepting, lets

@@ -140,11 +140,19 @@ func (s *Server) Serve(ctx context.Context, grace time.Duration) error {
 		s.mu.Unlock()
 		s.ln.Close()
 	}()
+	s.accept(ctx, hard)
+	s.drain(grace, kill)
+	return nil
+}
+
+// accept serves each connection on its own goroutine, with hard as the requests' context,
+// until ctx is done.
+func (s *Server) accept(ctx, hard context.Context) {
 	for {
 		c, err := s.ln.AcceptUnix()
 		if err != nil {
 			if ctx.Err() != nil {
-				break
+				return
 			}
 			var ne net.Error
 			if errors.As(err, &ne) && ne.Timeout() {
@@ -174,7 +182,11 @@ func (s *Server) Serve(ctx context.Context, grace time.Duration) error {
 			s.serveConn(hard, c)
 		}()
 	}
-	// Drain: wait for the events in flight (not for idle connections).
+}
+
+// drain waits for the events in flight (not for idle connections) up to grace, then
+// cancels the rest (cause ErrShutdown) and closes every connection.
+func (s *Server) drain(grace time.Duration, kill context.CancelCauseFunc) {
 	deadline := time.Now().Add(grace)
 	for s.inFlight() > 0 && time.Now().Before(deadline) {
 		time.Sleep(5 * time.Millisecond)
@@ -201,7 +213,6 @@ func (s *Server) Serve(ctx context.Context, grace time.Duration) error {
 	case <-time.After(150 * time.Millisecond):
 		s.Log.Error("connections still being served at exit", zap.Int("events", s.inFlight()))
 	}
-	return nil
 }
 
 // begin counts a request in unless the server is draining.
@@ -279,22 +290,8 @@ func (cw *connWriter) write(f *protocol.Frame) {
 
 func (s *Server) serveConn(ctx context.Context, c *net.UnixConn) {
 	cw := &connWriter{w: bufio.NewWriterSize(c, 8<<10)}
-	caller, err := peer(c)
-	if err != nil {
-		s.Log.Warn("cannot read peer credentials; refusing connection", zap.Error(err))
-		cw.write(&protocol.Frame{Type: protocol.FrameError, V: protocol.Version, Error: protocol.Errorf(protocol.CodeForbidden, "cannot verify peer credentials")})
-		return
-	}
-	if !s.allowed(caller.UID) {
-		s.Log.Warn("connection from another user refused", zap.Int("uid", caller.UID), zap.Int("pid", caller.PID))
-		cw.write(&protocol.Frame{Type: protocol.FrameError, V: protocol.Version,
-			Error: protocol.Errorf(protocol.CodeForbidden, "uid %d may not use this daemon (it serves uid %d and root)", caller.UID, os.Getuid())})
-		return
-	}
-	if !s.addConn(caller.UID) {
-		s.Log.Warn("connection refused: too many connections for this uid", zap.Int("uid", caller.UID), zap.Int("pid", caller.PID), zap.Int("limit", s.MaxConnsPerUID))
-		cw.write(&protocol.Frame{Type: protocol.FrameError, V: protocol.Version,
-			Error: protocol.Errorf(protocol.CodeBusy, "uid %d already holds %d connections (limits.max_connections_per_uid)", caller.UID, s.MaxConnsPerUID)})
+	caller, ok := s.admit(c, cw)
+	if !ok {
 		return
 	}
 	defer s.dropConn(caller.UID)
@@ -320,68 +317,99 @@ func (s *Server) serveConn(ctx context.Context, c *net.UnixConn) {
 		}
 		line, err := lr.ReadLine()
 		if err != nil {
-			switch {
-			case errors.Is(err, protocol.ErrLineTooLong):
-				cw.write(&protocol.Frame{Type: protocol.FrameError, V: protocol.Version,
-					Error: protocol.Errorf(protocol.CodeTooLarge, "request line exceeds the %d-byte limit", protocol.MaxRequestLine(s.MaxRequestBytes))})
-				continue
-			case errors.Is(err, errBudget):
-				s.Log.Warn("request refused: request bytes in flight at the limit", zap.Int("pid", caller.PID), zap.Int64("limit", s.MaxInFlightBytes))
-				cw.write(&protocol.Frame{Type: protocol.FrameError, V: protocol.Version,
-					Error: protocol.Errorf(protocol.CodeBusy, "hookd is holding %d bytes of requests (limits.max_inflight_request_bytes); try again", s.MaxInFlightBytes)})
-				// Let the caller finish sending (discarded, uncharged) so that closing does
-				// not reset the connection and lose the error frame it is about to read.
-				br.release()
-				_ = c.CloseWrite()
-				_ = c.SetReadDeadline(time.Now().Add(2 * time.Second))
-				_, _ = io.Copy(io.Discard, c)
+			if !s.readFailed(err, c, br, caller, cw) {
 				return
-			case errors.Is(err, os.ErrDeadlineExceeded):
-				if br.charged > 0 {
-					s.Log.Warn("half-sent request timed out; closing the connection", zap.Int("pid", caller.PID), zap.Int64("bytes", br.charged), zap.Duration("timeout", s.ReadTimeout))
-					cw.write(&protocol.Frame{Type: protocol.FrameError, V: protocol.Version,
-						Error: protocol.Errorf(protocol.CodeBadRequest, "request line not completed within %v (limits.request_read_timeout_ms)", s.ReadTimeout)})
-				}
-				return
-			case !errors.Is(err, io.EOF) && !errors.Is(err, net.ErrClosed):
-				s.Log.Debug("connection read failed", zap.Error(err))
 			}
-			return
+			continue
 		}
 		_ = c.SetReadDeadline(time.Time{})
-		if len(line) == 0 {
-			continue
-		}
-		req, err := protocol.DecodeRequest(line)
-		if err != nil {
-			s.Log.Warn("malformed request", zap.Error(err), zap.Int("pid", caller.PID))
-			f := protocol.ErrorFrame("", err)
-			cw.write(&f)
-			continue
-		}
-		if len(req.Event) > s.MaxRequestBytes {
-			// The payload's own size, as hookc counts it: its escaping does not count.
-			f := protocol.ErrorFrame(req.ID, protocol.Errorf(protocol.CodeTooLarge, "event payload is %d bytes; the limit is %d (max_request_bytes)", len(req.Event), s.MaxRequestBytes))
-			cw.write(&f)
-			continue
-		}
-		caller.Client = req.Options.Client
-		if !s.begin() {
-			// Draining: say so explicitly. Answering "none", or closing without a word,
-			// would let a guard's event through.
-			f := protocol.ErrorFrame(req.ID, protocol.Errorf(protocol.CodeShuttingDown, "hookd is shutting down; the event was not run"))
-			cw.write(&f)
-			if cw.err != nil {
-				return
-			}
-			continue
-		}
-		s.handleWatched(ctx, c, req, caller, cw)
-		s.end()
-		if cw.err != nil {
+		if len(line) > 0 && !s.serveLine(ctx, c, line, caller, cw) {
 			return
 		}
 	}
+}
+
+// admit checks a new connection's peer: its credentials can be read, its uid may use the
+// daemon, and it holds fewer connections than the limit. A refusal is an error frame.
+func (s *Server) admit(c *net.UnixConn, cw *connWriter) (Caller, bool) {
+	caller, err := peer(c)
+	if err != nil {
+		s.Log.Warn("cannot read peer credentials; refusing connection", zap.Error(err))
+		cw.write(&protocol.Frame{Type: protocol.FrameError, V: protocol.Version, Error: protocol.Errorf(protocol.CodeForbidden, "cannot verify peer credentials")})
+		return caller, false
+	}
+	if !s.allowed(caller.UID) {
+		s.Log.Warn("connection from another user refused", zap.Int("uid", caller.UID), zap.Int("pid", caller.PID))
+		cw.write(&protocol.Frame{Type: protocol.FrameError, V: protocol.Version,
+			Error: protocol.Errorf(protocol.CodeForbidden, "uid %d may not use this daemon (it serves uid %d and root)", caller.UID, os.Getuid())})
+		return caller, false
+	}
+	if !s.addConn(caller.UID) {
+		s.Log.Warn("connection refused: too many connections for this uid", zap.Int("uid", caller.UID), zap.Int("pid", caller.PID), zap.Int("limit", s.MaxConnsPerUID))
+		cw.write(&protocol.Frame{Type: protocol.FrameError, V: protocol.Version,
+			Error: protocol.Errorf(protocol.CodeBusy, "uid %d already holds %d connections (limits.max_connections_per_uid)", caller.UID, s.MaxConnsPerUID)})
+		return caller, false
+	}
+	return caller, true
+}
+
+// readFailed answers a request line that could not be read; it reports whether the
+// connection goes on.
+func (s *Server) readFailed(err error, c *net.UnixConn, br *budgetReader, caller Caller, cw *connWriter) bool {
+	switch {
+	case errors.Is(err, protocol.ErrLineTooLong):
+		cw.write(&protocol.Frame{Type: protocol.FrameError, V: protocol.Version,
+			Error: protocol.Errorf(protocol.CodeTooLarge, "request line exceeds the %d-byte limit", protocol.MaxRequestLine(s.MaxRequestBytes))})
+		return true
+	case errors.Is(err, errBudget):
+		s.Log.Warn("request refused: request bytes in flight at the limit", zap.Int("pid", caller.PID), zap.Int64("limit", s.MaxInFlightBytes))
+		cw.write(&protocol.Frame{Type: protocol.FrameError, V: protocol.Version,
+			Error: protocol.Errorf(protocol.CodeBusy, "hookd is holding %d bytes of requests (limits.max_inflight_request_bytes); try again", s.MaxInFlightBytes)})
+		// Let the caller finish sending (discarded, uncharged) so that closing does
+		// not reset the connection and lose the error frame it is about to read.
+		br.release()
+		_ = c.CloseWrite()
+		_ = c.SetReadDeadline(time.Now().Add(2 * time.Second))
+		_, _ = io.Copy(io.Discard, c)
+	case errors.Is(err, os.ErrDeadlineExceeded):
+		if br.charged > 0 {
+			s.Log.Warn("half-sent request timed out; closing the connection", zap.Int("pid", caller.PID), zap.Int64("bytes", br.charged), zap.Duration("timeout", s.ReadTimeout))
+			cw.write(&protocol.Frame{Type: protocol.FrameError, V: protocol.Version,
+				Error: protocol.Errorf(protocol.CodeBadRequest, "request line not completed within %v (limits.request_read_timeout_ms)", s.ReadTimeout)})
+		}
+	case !errors.Is(err, io.EOF) && !errors.Is(err, net.ErrClosed):
+		s.Log.Debug("connection read failed", zap.Error(err))
+	}
+	return false
+}
+
+// serveLine decodes one request line and answers it; it reports whether the connection
+// goes on.
+func (s *Server) serveLine(ctx context.Context, c *net.UnixConn, line []byte, caller Caller, cw *connWriter) bool {
+	req, err := protocol.DecodeRequest(line)
+	if err != nil {
+		s.Log.Warn("malformed request", zap.Error(err), zap.Int("pid", caller.PID))
+		f := protocol.ErrorFrame("", err)
+		cw.write(&f)
+		return true
+	}
+	if len(req.Event) > s.MaxRequestBytes {
+		// The payload's own size, as hookc counts it: its escaping does not count.
+		f := protocol.ErrorFrame(req.ID, protocol.Errorf(protocol.CodeTooLarge, "event payload is %d bytes; the limit is %d (max_request_bytes)", len(req.Event), s.MaxRequestBytes))
+		cw.write(&f)
+		return true
+	}
+	caller.Client = req.Options.Client
+	if !s.begin() {
+		// Draining: say so explicitly. Answering "none", or closing without a word,
+		// would let a guard's event through.
+		f := protocol.ErrorFrame(req.ID, protocol.Errorf(protocol.CodeShuttingDown, "hookd is shutting down; the event was not run"))
+		cw.write(&f)
+		return cw.err == nil
+	}
+	s.handleWatched(ctx, c, req, caller, cw)
+	s.end()
+	return cw.err == nil
 }
 
 // errBudget: the request bytes in flight across connections reached MaxInFlightBytes.
