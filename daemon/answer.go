@@ -17,7 +17,7 @@ import (
 // merge combines the batches' interpretations (each batch by its own rule, then across
 // batches by the parallel rule) and adds the hooks that did not run, and the async
 // ones, to the outcome.
-func (e *Engine) merge(x *event) error {
+func (e *engine) merge(x *event) error {
 	x.out = events.MergeBatches(x.ev, x.batches)
 	if runner.LookupEnv(x.env, "CLAUDE_CODE_SESSION_ATTENDED") == "0" {
 		// An unattended Claude Code session honours a defer; elsewhere an ask beats it
@@ -35,7 +35,7 @@ func (e *Engine) merge(x *event) error {
 // resolveStage applies permission rules to a tool event's outcome (resolve), where they
 // apply: always for Claude Code; for other harnesses unless hookd's configuration opts
 // out, and then their deny or ask is the answer (enforceRuleAnswer).
-func (e *Engine) resolveStage(x *event) error {
+func (e *engine) resolveStage(x *event) error {
 	native := x.hr.ad.Native()
 	if x.call == nil || !(native || e.cfg.Harnesses.For(x.hr.ad.Name).RulesApply()) {
 		return nil
@@ -49,7 +49,7 @@ func (e *Engine) resolveStage(x *event) error {
 
 // resolve applies permission rules to a tool event's merged hook decision (issue 3):
 // a hook allow never bypasses a deny or ask rule.
-func (e *Engine) resolve(x *event) {
+func (e *engine) resolve(x *event) {
 	o := x.out
 	c := *x.ruleCall
 	if len(o.UpdatedInput) > 0 {
@@ -161,7 +161,7 @@ func enforceRuleAnswer(ev *events.Event, o *events.Outcome) {
 // whose decision could not be recorded; an event refused before its hooks), else the
 // outcome rendered — then stamped with the decision's ids and written in the harness's
 // format. The record stage sends an audit failure back through here.
-func (e *Engine) finish(x *event) error {
+func (e *engine) finish(x *event) error {
 	if x.failure == "" && x.ctx.Err() != nil {
 		// The hooks were cut short: whatever they left is not an answer. The caller (if
 		// still there) gets the fail-closed answer, and the record says why.
@@ -192,7 +192,7 @@ func (e *Engine) finish(x *event) error {
 
 // record appends the decision to the audit log. A decision that cannot be recorded is
 // not allowed (issue 5): an event that can block fails closed, through finish.
-func (e *Engine) record(x *event) error {
+func (e *engine) record(x *event) error {
 	if e.audit == nil {
 		return nil
 	}

@@ -20,8 +20,8 @@ import (
 // no channel to the harness between events; such hooks run as plain async hooks), and the
 // killing of still-running async hooks when a `-p` run ends (they run to their timeout).
 
-// OutcomeAsync marks a handler that was started in the background.
-const OutcomeAsync = "async"
+// outcomeAsync marks a handler that was started in the background.
+const outcomeAsync = "async"
 
 type asyncQueue struct {
 	mu       sync.Mutex
@@ -45,7 +45,7 @@ func splitAsync(run []*settings.Handler) (wait, async []*settings.Handler) {
 
 // startAsync runs h in the background. Its context is the daemon's, not the request's:
 // the caller does not wait for it.
-func (e *Engine) startAsync(ev *events.Event, h *settings.Handler, hc hookContext, session string, emit func(*protocol.Frame)) protocol.HookOutcome {
+func (e *engine) startAsync(ev *events.Event, h *settings.Handler, hc hookContext, session string, emit func(*protocol.Frame)) protocol.HookOutcome {
 	ref := h.Ref()
 	emit(&protocol.Frame{Type: protocol.FrameMessage, Kind: protocol.MsgStarted, Hook: &ref, Text: "async: runs in the background; its context reaches the model with the session's next event"})
 	e.counters.hooksRun.Add(1)
@@ -72,20 +72,20 @@ func (e *Engine) startAsync(ev *events.Event, h *settings.Handler, hc hookContex
 			zap.String("session_id", session), zap.String("outcome", in.Outcome), zap.Duration("duration", pr.Duration),
 			zap.Int("context_strings", len(texts)))
 	}()
-	return protocol.HookOutcome{Hook: ref, Outcome: OutcomeAsync}
+	return protocol.HookOutcome{Hook: ref, Outcome: outcomeAsync}
 }
 
 // pendingAsyncContext is a contributor: on an event that carries context, the texts of
 // the session's async hooks that finished since its last such event come first (they
 // belong to an earlier moment).
-func pendingAsyncContext(e *Engine, x *event) {
+func pendingAsyncContext(e *engine, x *event) {
 	if x.ev.Honoured(events.FAdditionalContext) {
 		x.out.AddContext(e.takePending(x.h.SessionID))
 	}
 }
 
 // takePending returns and clears the session's finished async hooks' texts.
-func (e *Engine) takePending(session string) []string {
+func (e *engine) takePending(session string) []string {
 	q, ok := e.pending.Load(session)
 	if !ok {
 		return nil

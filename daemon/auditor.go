@@ -45,18 +45,18 @@ func auditOptions(c configs.AuditConfig, stateDir string, log *zap.Logger) audit
 	}
 }
 
-// NewAuditor returns the engine's Auditor writing decision records to l.
-func NewAuditor(l *audit.Log) Auditor { return auditLog{l} }
+// newAuditor returns the engine's Auditor writing decision records to l.
+func newAuditor(l *audit.Log) auditor { return auditLog{l} }
 
 type auditLog struct{ l *audit.Log }
 
-func (a auditLog) Append(ctx context.Context, d *Decision) error {
-	return a.l.Append(ctx, AuditRecord(d))
+func (a auditLog) Append(ctx context.Context, d *decision) error {
+	return a.l.Append(ctx, auditRecord(d))
 }
 
-// AuditRecord turns a decision into its audit record. Masking and size caps are the
+// auditRecord turns a decision into its audit record. Masking and size caps are the
 // log's job (audit.Log.Append), so the record holds the payload as received.
-func AuditRecord(d *Decision) *audit.Record {
+func auditRecord(d *decision) *audit.Record {
 	r := &audit.Record{
 		Kind: audit.KindDecision, Time: d.Time, DecisionID: d.ID, DaemonVersion: Version,
 		Event: d.Event, Harness: d.Harness, HarnessVersion: d.HarnessVersion, NativeEvent: d.NativeEvent, SessionID: d.Header.SessionID, ToolUseID: d.Header.ToolUseID, ToolName: d.Header.ToolName,
@@ -79,7 +79,7 @@ func AuditRecord(d *Decision) *audit.Record {
 }
 
 // recordHooks adds the hooks that ran, then those reported as not run.
-func recordHooks(r *audit.Record, d *Decision) {
+func recordHooks(r *audit.Record, d *decision) {
 	for _, p := range d.Parts {
 		h := audit.Hook{
 			ID: p.Hook.ID, Source: p.Hook.Source, File: p.Hook.File, Version: p.Hook.Version, Matcher: p.Hook.Matcher, Type: p.Hook.Type,
@@ -107,7 +107,7 @@ func recordHooks(r *audit.Record, d *Decision) {
 }
 
 // recordAnswer adds the answer: the decision, who made it, what rules said.
-func recordAnswer(r *audit.Record, d *Decision) {
+func recordAnswer(r *audit.Record, d *decision) {
 	res := d.Result
 	r.Mode, r.ExitCode = res.Mode, res.ExitCode
 	r.NotDelivered = d.NotDelivered

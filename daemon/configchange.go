@@ -26,7 +26,7 @@ const configChangeClient = "hookd-reload"
 // The payload is the one Claude Code sends (spec §1.3): session_id is the last session
 // seen in the project ("" when none), transcript_path is "" (hookd has no transcript),
 // cwd is the project directory.
-func (e *Engine) vetoConfigChange(ctx context.Context, changes []store.SettingsChange) map[string]protocol.Refusal {
+func (e *engine) vetoConfigChange(ctx context.Context, changes []store.SettingsChange) map[string]protocol.Refusal {
 	type job struct {
 		c       store.SettingsChange
 		project string
@@ -69,7 +69,7 @@ func (e *Engine) vetoConfigChange(ctx context.Context, changes []store.SettingsC
 
 // runConfigChange sends one synthesized ConfigChange event through Handle and reports
 // whether the hooks blocked it.
-func (e *Engine) runConfigChange(ctx context.Context, c store.SettingsChange, project string) (blocked bool, reason string) {
+func (e *engine) runConfigChange(ctx context.Context, c store.SettingsChange, project string) (blocked bool, reason string) {
 	session, _ := e.sessions.Load(project)
 	sid, _ := session.(string)
 	payload, _ := json.Marshal(map[string]string{
@@ -105,7 +105,7 @@ func (e *Engine) runConfigChange(ctx context.Context, c store.SettingsChange, pr
 // noteSession is an observer: it remembers the last session seen in a project, for the
 // session_id of the ConfigChange events hookd synthesizes. The common case (same session
 // again) is a lock-free read.
-func noteSession(e *Engine, x *event) {
+func noteSession(e *engine, x *event) {
 	project, session := x.project, x.h.SessionID
 	if session == "" {
 		return

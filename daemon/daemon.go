@@ -64,9 +64,9 @@ type Daemon struct {
 	// stopExport stops the exporters (after the log is closed, so they ship its last
 	// records).
 	stopExport func()
-	engine     *Engine
+	engine     *engine
 	watcher    *store.Watcher
-	server     *Server
+	server     *server
 	http       *httpfwd.HTTPServer
 	// httpErr says why the configured HTTP forwarder is not served ("" when it is).
 	httpErr string
@@ -98,7 +98,7 @@ func New(ctx context.Context, o Options) (*Daemon, error) {
 		d.Close()
 		return nil, err
 	}
-	d.engine = NewEngine(EngineOptions{
+	d.engine = newEngine(engineOptions{
 		Logger: o.Logger.Named("engine"), Config: o.Config, Sources: o.Sources, StateDir: o.StateDir,
 		Runner: d.pool, Audit: aud, SyncForwarders: o.Socket != "",
 		SessionEnvs: o.Socket != "" && o.HTTP != nil, HTTP: o.HTTP,
@@ -120,7 +120,7 @@ func New(ctx context.Context, o Options) (*Daemon, error) {
 // openAudit opens the decision log when hookd's configuration enables it (nil Auditor
 // otherwise) and, for a serving daemon, starts its exporters. Only options that cannot
 // work are an error; a log that cannot be opened is logged and left to fail events closed.
-func (d *Daemon) openAudit() (Auditor, error) {
+func (d *Daemon) openAudit() (auditor, error) {
 	o := d.opts
 	if !o.Config.Audit.IsEnabled() {
 		return nil, nil
@@ -151,7 +151,7 @@ func (d *Daemon) openAudit() (Auditor, error) {
 			return nil, err
 		}
 	}
-	return NewAuditor(l), nil
+	return newAuditor(l), nil
 }
 
 // listen makes the server and puts it on the socket (its own, or the one a service
@@ -160,7 +160,7 @@ func (d *Daemon) openAudit() (Auditor, error) {
 func (d *Daemon) listen() error {
 	o := d.opts
 	lim := o.Config.Limits
-	d.server = &Server{Engine: d.engine, Log: o.Logger.Named("server"), MaxRequestBytes: o.Config.MaxRequestBytes,
+	d.server = &server{engine: d.engine, Log: o.Logger.Named("server"), MaxRequestBytes: o.Config.MaxRequestBytes,
 		MaxConnsPerUID: lim.MaxConnectionsPerUID, ReadTimeout: time.Duration(lim.RequestReadTimeoutMS) * time.Millisecond,
 		IdleTimeout:      time.Duration(lim.IdleConnectionTimeoutMS) * time.Millisecond,
 		MaxInFlightBytes: int64(lim.MaxInFlightRequestBytes)}
@@ -223,9 +223,6 @@ func (d *Daemon) HTTPAddr() string {
 func (d *Daemon) Handle(ctx context.Context, req *protocol.Request, caller Caller, emit func(*protocol.Frame)) (*protocol.Result, error) {
 	return d.engine.Handle(ctx, req, caller, emit)
 }
-
-// Engine returns the daemon's engine.
-func (d *Daemon) Engine() *Engine { return d.engine }
 
 // Close stops the watcher, the pool's processes and the decision log. Call it after
 // Serve returned.

@@ -17,9 +17,9 @@ import (
 	"github.com/hookd/hookd/rules"
 )
 
-// Header is the part of an event payload the engine reads. The payload itself is passed
+// header is the part of an event payload the engine reads. The payload itself is passed
 // to hooks untouched.
-type Header struct {
+type header struct {
 	Event      string
 	SessionID  string
 	Cwd        string
@@ -29,11 +29,11 @@ type Header struct {
 	MatchValue string
 }
 
-// ParseHeader reads the fields the engine needs from a payload.
-func ParseHeader(payload []byte) (Header, *events.Event, error) {
+// parseHeader reads the fields the engine needs from a payload.
+func parseHeader(payload []byte) (header, *events.Event, error) {
 	var top map[string]json.RawMessage
 	if err := json.Unmarshal(payload, &top); err != nil {
-		return Header{}, nil, &protocol.Error{Code: protocol.CodeBadRequest, Field: "event", Message: "event payload is not a JSON object: " + err.Error()}
+		return header{}, nil, &protocol.Error{Code: protocol.CodeBadRequest, Field: "event", Message: "event payload is not a JSON object: " + err.Error()}
 	}
 	str := func(k string) (string, error) {
 		raw, ok := top[k]
@@ -46,7 +46,7 @@ func ParseHeader(payload []byte) (Header, *events.Event, error) {
 		}
 		return s, nil
 	}
-	var h Header
+	var h header
 	var err error
 	if h.Event, err = str("hook_event_name"); err != nil {
 		return h, nil, err
@@ -85,14 +85,14 @@ func ParseHeader(payload []byte) (Header, *events.Event, error) {
 // decode identifies the harness, puts the payload into Claude Code's shape, reads its
 // header and the tool call. An HTTP event first gets its session's stored environment
 // (httpevent.go). It is the one stage that can refuse an event.
-func (e *Engine) decode(x *event) error {
+func (e *engine) decode(x *event) error {
 	hr, err := e.harnessOf(x.req)
 	if err == nil {
 		x.hr = hr
 		if hr.local {
 			x.h, x.ev, err = localHeader(hr)
 		} else {
-			x.h, x.ev, err = ParseHeader(hr.canon)
+			x.h, x.ev, err = parseHeader(hr.canon)
 		}
 	}
 	if err != nil {
@@ -123,10 +123,10 @@ func (e *Engine) decode(x *event) error {
 // counts, never the daemon's (a daemon started from inside a Claude Code session inherits
 // CLAUDECODE=1). A raw client with a Claude Code payload, Codex and Gemini CLI have no one
 // else running those hooks: hookd runs them.
-func (e *Engine) locate(x *event) error {
+func (e *engine) locate(x *event) error {
 	x.project = e.projectOf(x)
 	x.snap = e.store.Snapshot(x.project)
-	x.d = &Decision{ID: NewDecisionID(), Time: time.Now(), Event: x.ev.Name, Header: x.h, Payload: x.req.Event,
+	x.d = &decision{ID: newDecisionID(), Time: time.Now(), Event: x.ev.Name, Header: x.h, Payload: x.req.Event,
 		ProjectDir: x.project, Caller: x.caller, Snapshot: x.snap,
 		Harness: x.hr.ad.Name, HarnessVersion: x.hr.version,
 		FromClaudeCode: x.hr.ad.Native() && runner.LookupEnv(x.req.Env, "CLAUDECODE") == "1"}
@@ -142,7 +142,7 @@ func (e *Engine) locate(x *event) error {
 
 // projectOf is the event's project root: the request's, else CLAUDE_PROJECT_DIR from its
 // environment, else the one around its cwd (settings.ProjectDirForOwner).
-func (e *Engine) projectOf(x *event) string {
+func (e *engine) projectOf(x *event) string {
 	project := x.req.ProjectDir
 	if project == "" {
 		project = runner.LookupEnv(x.env, "CLAUDE_PROJECT_DIR")

@@ -58,11 +58,11 @@ func stdout(s string) runner.ProcResult { return runner.ProcResult{Stdout: []byt
 // recorder is an Auditor that keeps every decision, or fails every append with err.
 type recorder struct {
 	mu  sync.Mutex
-	got []*Decision
+	got []*decision
 	err error
 }
 
-func (r *recorder) Append(_ context.Context, d *Decision) error {
+func (r *recorder) Append(_ context.Context, d *decision) error {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if r.err != nil {
@@ -72,7 +72,7 @@ func (r *recorder) Append(_ context.Context, d *Decision) error {
 	return nil
 }
 
-func (r *recorder) last(t *testing.T) *Decision {
+func (r *recorder) last(t *testing.T) *decision {
 	t.Helper()
 	r.mu.Lock()
 	defer r.mu.Unlock()
@@ -89,7 +89,7 @@ type world struct {
 	project string
 	run     *scripted
 	audit   *recorder
-	engine  *Engine
+	engine  *engine
 }
 
 func newWorld(t *testing.T, files map[string]string) *world {
@@ -105,7 +105,7 @@ func newWorld(t *testing.T, files map[string]string) *world {
 	for name, text := range files {
 		w.write(name, text)
 	}
-	w.engine = NewEngine(EngineOptions{
+	w.engine = newEngine(engineOptions{
 		Sources: settings.Sources{Home: w.home, ManagedDir: filepath.Join(root, "managed")},
 		Runner:  w.run, Audit: w.audit,
 	})
@@ -236,7 +236,7 @@ func TestDefectHarnessHookFileIsInTheRevision(t *testing.T) {
 	if res.Permission == nil || res.Permission.Decision != "deny" {
 		t.Fatalf("codex-guard's deny not in the answer: %+v", res.Permission)
 	}
-	rec := AuditRecord(w.audit.last(t))
+	rec := auditRecord(w.audit.last(t))
 	file := w.path("~/.codex/hookd.json")
 	named := false
 	for _, s := range rec.Sources {
@@ -249,7 +249,7 @@ func TestDefectHarnessHookFileIsInTheRevision(t *testing.T) {
 	w.write("~/.codex/hookd.json", `{"hooks":{"PreToolUse":[{"matcher":"Bash","hooks":[{"type":"command","command":"codex-guard","timeout":5}]}]}}`)
 	w.engine.Store().Reload(context.Background(), "test")
 	w.handle(w.codexPreToolUse())
-	if rec := AuditRecord(w.audit.last(t)); rec.Revision == first {
+	if rec := auditRecord(w.audit.last(t)); rec.Revision == first {
 		t.Errorf("revision %s did not change with %s", first, file)
 	}
 }

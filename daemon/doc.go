@@ -1,8 +1,11 @@
-// Package daemon is the running hookd service: the Engine (one event through a fixed
+// Package daemon is the running hookd service: the engine (one event through a fixed
 // list of named stages — decode, locate, observe, plan, run, merge, contribute, resolve,
-// finish, record; stages.go) and the Server (the unix socket: peer credentials, request
+// finish, record; stages.go) and the server (the unix socket: peer credentials, request
 // limits, streaming frames, status and reload requests), plus per-session state such as
-// async hook results and session-scoped prewarming.
+// async hook results and session-scoped prewarming. Its API is New(Options) → a Daemon
+// that serves (Serve), answers one event in-process (Handle: `hookd run`) and reports
+// (Status); everything else is internal, and daemon/httpfwd reaches the engine through
+// its own small interface.
 //
 // It wires the packages below it and owns none of their ideas: settings state lives in
 // daemon/store, process execution in daemon/runner, the decision log in daemon/audit,

@@ -25,19 +25,19 @@ import (
 // Version is the daemon's version, set by the build (-ldflags -X).
 var Version = "dev"
 
-// Auditor durably records decisions. Append must return only once the record is as
+// auditor durably records decisions. Append must return only once the record is as
 // durable as the configured policy requires: the engine sends the final result after it.
-type Auditor interface {
-	Append(ctx context.Context, d *Decision) error
+type auditor interface {
+	Append(ctx context.Context, d *decision) error
 }
 
-// Decision is everything the engine knows about one answered event: the audit log's
+// decision is everything the engine knows about one answered event: the audit log's
 // input.
-type Decision struct {
+type decision struct {
 	ID         string
 	Time       time.Time
 	Event      string
-	Header     Header
+	Header     header
 	Payload    json.RawMessage
 	ProjectDir string
 	Caller     Caller
@@ -77,13 +77,13 @@ type Caller struct {
 	Fallback string
 }
 
-// EngineOptions configure an Engine (New fills them from Options).
-type EngineOptions struct {
+// engineOptions configure an engine (New fills them from Options).
+type engineOptions struct {
 	Logger  *zap.Logger
 	Config  *configs.DaemonConfig
 	Sources settings.Sources // ManagedDir, UserDir, Home, Extra; the project is per event
 	Runner  runner.Runner
-	Audit   Auditor
+	Audit   auditor
 	// StateDir holds per-session files hookd creates (CLAUDE_ENV_FILE when the caller
 	// did not provide one).
 	StateDir string
@@ -100,15 +100,15 @@ type EngineOptions struct {
 	HTTP *install.HTTPEndpoint
 }
 
-// Engine answers events: one event goes through a fixed list of named stages (stages,
-// below). One Engine serves every connection of a daemon, and `hookd run` uses the same
-// Engine in-process.
-type Engine struct {
+// engine answers events: one event goes through a fixed list of named stages (stages,
+// below). One engine serves every connection of a daemon, and `hookd run` uses the same
+// engine in-process.
+type engine struct {
 	log    *zap.Logger
 	cfg    *configs.DaemonConfig
 	store  *store.Store
 	runner runner.Runner
-	audit  Auditor
+	audit  auditor
 	state  string
 	home   string
 	start  time.Time
@@ -136,8 +136,8 @@ type counters struct {
 	perEvent                                                                 sync.Map // event name → *atomic.Uint64
 }
 
-// NewEngine builds an engine.
-func NewEngine(o EngineOptions) *Engine {
+// newEngine builds an engine.
+func newEngine(o engineOptions) *engine {
 	if o.Logger == nil {
 		o.Logger = zap.NewNop()
 	}
@@ -153,7 +153,7 @@ func NewEngine(o EngineOptions) *Engine {
 	if o.Sources.CodexHome == "" && o.Sources.Home != "" {
 		o.Sources.CodexHome = filepath.Join(o.Sources.Home, ".codex")
 	}
-	e := &Engine{
+	e := &engine{
 		codexHome: filepath.Clean(o.Sources.CodexHome),
 		log:       o.Logger, cfg: o.Config, runner: o.Runner, audit: o.Audit,
 		state: o.StateDir, home: o.Sources.Home, start: time.Now(), httpEP: o.HTTP,
@@ -181,9 +181,9 @@ func NewEngine(o EngineOptions) *Engine {
 }
 
 // Store returns the engine's settings store.
-func (e *Engine) Store() *store.Store { return e.store }
+func (e *engine) Store() *store.Store { return e.store }
 
-func (e *Engine) countEvent(name string) {
+func (e *engine) countEvent(name string) {
 	v, _ := e.counters.perEvent.LoadOrStore(name, new(atomic.Uint64))
 	v.(*atomic.Uint64).Add(1)
 }

@@ -17,13 +17,13 @@ import (
 // that scope's forwarders (install.PlanResync) and rewrites only the forwarders in the
 // Claude Code file beside it. No other key or hook of that file changes, and Claude Code,
 // which reloads hooks when its settings files change, picks the new forwarders up
-// mid-session. Only a serving daemon does this (EngineOptions.SyncForwarders, set by New
+// mid-session. Only a serving daemon does this (engineOptions.SyncForwarders, set by New
 // with a socket); `hookd run` writes nothing.
 
-// forwardersFollow is the store's OnReload with EngineOptions.SyncForwarders: it follows
+// forwardersFollow is the store's OnReload with engineOptions.SyncForwarders: it follows
 // the hookd-owned files beside Claude Code's (not the harnesses' hook files, which have
 // no forwarders to follow them: `hookd install codex|gemini` forwards every event).
-func (e *Engine) forwardersFollow(sum protocol.ReloadSummary) {
+func (e *engine) forwardersFollow(sum protocol.ReloadSummary) {
 	if len(sum.Changed) == 0 {
 		return
 	}
@@ -41,7 +41,7 @@ func (e *Engine) forwardersFollow(sum protocol.ReloadSummary) {
 // SyncForwarders checks the user scope's forwarders once: hookd's files may have changed
 // while no daemon ran. A project's are checked on its next change, or by running
 // `hookd install` there again. New calls it once the socket is its own.
-func (e *Engine) SyncForwarders() {
+func (e *engine) SyncForwarders() {
 	e.resyncForwarders(filepath.Join(e.store.Base().UserDir, settings.HookdFile))
 }
 
@@ -53,7 +53,7 @@ const resyncAttempts = 5
 // beforeResyncApply, when set (tests), runs between planning and applying a resync.
 var beforeResyncApply func(settings string)
 
-func (e *Engine) resyncForwarders(hookdPath string) {
+func (e *engine) resyncForwarders(hookdPath string) {
 	base := filepath.Base(hookdPath)
 	if base != settings.HookdFile && base != settings.HookdLocalFile {
 		return

@@ -58,7 +58,7 @@ func TestResyncReplansOverConcurrentEdit(t *testing.T) {
 		}
 	}
 	t.Cleanup(func() { beforeResyncApply = nil })
-	e := NewEngine(EngineOptions{Sources: settings.Sources{Home: dir, ManagedDir: filepath.Join(dir, "m"), UserDir: filepath.Join(dir, "u")}})
+	e := newEngine(engineOptions{Sources: settings.Sources{Home: dir, ManagedDir: filepath.Join(dir, "m"), UserDir: filepath.Join(dir, "u")}})
 	e.resyncForwarders(hookdPath)
 	got, _ := os.ReadFile(settingsFile)
 	if edits != 2 {

@@ -32,7 +32,7 @@ type harnessReq struct {
 
 // harnessOf identifies the harness (Request.Harness, else harness.Detect) and
 // puts the payload into Claude Code's shape.
-func (e *Engine) harnessOf(req *protocol.Request) (*harnessReq, error) {
+func (e *engine) harnessOf(req *protocol.Request) (*harnessReq, error) {
 	name := req.Harness
 	if name == "" {
 		name = harness.Detect(req.Event)
@@ -54,7 +54,7 @@ func (e *Engine) harnessOf(req *protocol.Request) (*harnessReq, error) {
 		ToolInput json.RawMessage `json:"tool_input"`
 	}
 	if err := json.Unmarshal(req.Event, &top); err != nil {
-		return hr, nil // ParseHeader reports it
+		return hr, nil // parseHeader reports it
 	}
 	hr.native, hr.nativeTool, hr.nativeInput = top.Event, top.Tool, top.ToolInput
 	ev, local, ok := hr.ad.Event(top.Event)
@@ -75,15 +75,15 @@ func (e *Engine) harnessOf(req *protocol.Request) (*harnessReq, error) {
 }
 
 // localHeader reads the header of a harness-only event (no catalogue lookup).
-func localHeader(hr *harnessReq) (Header, *events.Event, error) {
+func localHeader(hr *harnessReq) (header, *events.Event, error) {
 	var top struct {
 		SessionID string `json:"session_id"`
 		Cwd       string `json:"cwd"`
 	}
 	if err := json.Unmarshal(hr.original, &top); err != nil {
-		return Header{}, nil, &protocol.Error{Code: protocol.CodeBadRequest, Field: "event", Message: "event payload is not a JSON object: " + err.Error()}
+		return header{}, nil, &protocol.Error{Code: protocol.CodeBadRequest, Field: "event", Message: "event payload is not a JSON object: " + err.Error()}
 	}
-	return Header{Event: hr.native, SessionID: top.SessionID, Cwd: top.Cwd}, hr.localEv, nil
+	return header{Event: hr.native, SessionID: top.SessionID, Cwd: top.Cwd}, hr.localEv, nil
 }
 
 // transcriptVersion reads the harness's version from the session's transcript, once per
@@ -91,7 +91,7 @@ func localHeader(hr *harnessReq) (Header, *events.Event, error) {
 // environment: Codex's first line is session_meta with payload.cli_version; Claude Code's
 // message lines carry "version". Only the first 64 KiB are read, and only a found version
 // is cached (at SessionStart the transcript may not exist yet).
-func (e *Engine) transcriptVersion(harnessName string, payload []byte) string {
+func (e *engine) transcriptVersion(harnessName string, payload []byte) string {
 	var p struct {
 		Transcript string `json:"transcript_path"`
 	}

@@ -12,7 +12,7 @@ import (
 
 func TestTranscriptVersion(t *testing.T) {
 	dir := t.TempDir()
-	e := NewEngine(EngineOptions{Sources: settings.Sources{Home: dir, ManagedDir: filepath.Join(dir, "m")}})
+	e := newEngine(engineOptions{Sources: settings.Sources{Home: dir, ManagedDir: filepath.Join(dir, "m")}})
 	write := func(name, content string) string {
 		p := filepath.Join(dir, name)
 		if err := os.WriteFile(p, []byte(content), 0o644); err != nil {

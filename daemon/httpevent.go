@@ -15,9 +15,9 @@ import (
 	"github.com/hookd/hookd/protocol"
 )
 
-// ClientHTTP is the caller's client name (audit records, logs) for events that arrived
+// clientHTTP is the caller's client name (audit records, logs) for events that arrived
 // over the HTTP forwarder (package httpfwd).
-const ClientHTTP = "http"
+const clientHTTP = "http"
 
 // HandleHTTP answers one event that arrived over the HTTP forwarder: decode with the
 // session's stored environment, then the same stages as every event. The hooks run with
@@ -28,10 +28,10 @@ const ClientHTTP = "http"
 // run with hookd's own: the event gets the fail-closed answer (events.FailClosed: a deny
 // or block where the event can block) with a reason, and the audit log records it. ev is
 // nil with an error.
-func (e *Engine) HandleHTTP(ctx context.Context, payload []byte) (*protocol.Result, *events.Event, error) {
+func (e *engine) HandleHTTP(ctx context.Context, payload []byte) (*protocol.Result, *events.Event, error) {
 	req := &protocol.Request{V: protocol.Version, Event: payload, Harness: protocol.HarnessClaudeCode,
-		Options: protocol.Options{Client: ClientHTTP, ResultOnly: true}}
-	x, err := e.handle(&event{ctx: ctx, req: req, caller: Caller{UID: os.Getuid(), Client: ClientHTTP}, http: true})
+		Options: protocol.Options{Client: clientHTTP, ResultOnly: true}}
+	x, err := e.handle(&event{ctx: ctx, req: req, caller: Caller{UID: os.Getuid(), Client: clientHTTP}, http: true})
 	if err != nil {
 		return nil, nil, err
 	}
@@ -41,7 +41,7 @@ func (e *Engine) HandleHTTP(ctx context.Context, payload []byte) (*protocol.Resu
 // withStoredEnv gives an HTTP event its session's stored environment and project, or
 // refuses it (x.failure) when there is none: the event then runs no hooks and fails
 // closed.
-func (e *Engine) withStoredEnv(x *event) {
+func (e *engine) withStoredEnv(x *event) {
 	var se *sessionEnv
 	ok := false
 	if e.envs != nil {
@@ -70,8 +70,8 @@ func (e *Engine) withStoredEnv(x *event) {
 
 // keepSessionEnv is an observer: a Claude Code hook's own environment (hookc's) is what
 // the session's HTTP events will run with (sessionenv.go).
-func keepSessionEnv(e *Engine, x *event) {
-	if e.envs != nil && x.caller.Client != ClientHTTP && x.req.Env != nil && x.hr.ad.Native() &&
+func keepSessionEnv(e *engine, x *event) {
+	if e.envs != nil && x.caller.Client != clientHTTP && x.req.Env != nil && x.hr.ad.Native() &&
 		runner.LookupEnv(x.req.Env, "CLAUDECODE") == "1" {
 		e.envs.put(x.h.SessionID, x.project, x.req.Env)
 	}

@@ -16,9 +16,9 @@ var lastID struct {
 	rand [10]byte
 }
 
-// NewDecisionID returns a ULID: 26 characters, sortable by time, unique. IDs made in the
+// newDecisionID returns a ULID: 26 characters, sortable by time, unique. IDs made in the
 // same millisecond increase monotonically, so log order and ID order agree.
-func NewDecisionID() string {
+func newDecisionID() string {
 	ms := uint64(time.Now().UnixMilli())
 	idMu.Lock()
 	if ms <= lastID.ms {

@@ -10,7 +10,7 @@ import (
 // of creating one, after activation.TrustUnix's checks — every promise Listen makes about
 // the socket it creates. Each connection's peer uid is checked as on a socket hookd
 // created; the socket file is never removed (it is the manager's).
-func (s *Server) Adopt(ln *net.UnixListener, path string) error {
+func (s *server) Adopt(ln *net.UnixListener, path string) error {
 	p, err := activation.TrustUnix(ln, path)
 	if err != nil {
 		return err

@@ -43,7 +43,7 @@ func TestManagedHookRunByClaudeCodeOnly(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	e := NewEngine(EngineOptions{Sources: settings.Sources{Home: home, UserDir: filepath.Join(home, ".claude"), ManagedDir: managed}})
+	e := newEngine(engineOptions{Sources: settings.Sources{Home: home, UserDir: filepath.Join(home, ".claude"), ManagedDir: managed}})
 	runs := func() string {
 		b, _ := os.ReadFile(count)
 		return string(b)

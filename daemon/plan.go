@@ -15,11 +15,11 @@ import (
 	"github.com/hookd/hookd/rules"
 )
 
-// Plan is what will run for one event, decided before anything runs.
-type Plan struct {
+// hookPlan is what will run for one event, decided before anything runs.
+type hookPlan struct {
 	// Batches run one after another, in order; their outcomes are merged per batch, then
 	// across batches by the parallel rule (events.MergeBatches).
-	Batches []Batch
+	Batches []batch
 	// Async hooks start in the background and never decide (async.go).
 	Async []*settings.Handler
 	// NotRun matched but are not run by hookd (reported, with the reason).
@@ -31,8 +31,8 @@ type Plan struct {
 	Warnings []string
 }
 
-// Batch is hooks that run together.
-type Batch struct {
+// batch is hooks that run together.
+type batch struct {
 	Handlers []*settings.Handler
 	// Sequential runs them as a pipeline: in order, each seeing the previous hook's
 	// updatedInput, the first deny (a hook's, or on PreToolUse a permission rule's
@@ -67,12 +67,12 @@ type hookContext struct {
 // own event names; they run on the payload as the harness sent it, their output read in
 // its format). It reports the matched hooks hookd does not run. An event refused before
 // its hooks (x.failure set by decode) plans nothing.
-func (e *Engine) plan(x *event) error {
+func (e *engine) plan(x *event) error {
 	if x.failure != "" {
 		return nil
 	}
 	p := &x.plan
-	claude := Batch{Sequential: x.mode == "sequential", Payload: x.hr.canon, Call: x.ruleCall}
+	claude := batch{Sequential: x.mode == "sequential", Payload: x.hr.canon, Call: x.ruleCall}
 	if !x.hr.local {
 		claude.Handlers, p.NotRun, claude.family = e.matchSettings(x)
 	}
@@ -96,7 +96,7 @@ func (e *Engine) plan(x *event) error {
 // matchSettings returns the snapshot's handlers for the event: those that run, those
 // reported as not run, and for a Monitor shell command the family that says which get a
 // Bash-shaped payload (monitor.go; Bash rules then judge the call).
-func (e *Engine) matchSettings(x *event) (run, notRun []*settings.Handler, fam *familyRun) {
+func (e *engine) matchSettings(x *event) (run, notRun []*settings.Handler, fam *familyRun) {
 	if bashInput, ok := monitorCommand(x.ev, x.h.ToolName, x.h.ToolInput); ok && x.call != nil {
 		rc := *x.call
 		rc.Tool = "Bash"
@@ -110,7 +110,7 @@ func (e *Engine) matchSettings(x *event) (run, notRun []*settings.Handler, fam *
 // harnessBatch is the harness's own hooks for the event (compiled into the snapshot from
 // the harness's hook files), run on the payload as the harness sent it and read in its
 // format.
-func (e *Engine) harnessBatch(x *event) Batch {
+func (e *engine) harnessBatch(x *event) batch {
 	mv := x.h.MatchValue
 	if x.ev.ToolEvent {
 		mv = x.hr.nativeTool
@@ -121,14 +121,14 @@ func (e *Engine) harnessBatch(x *event) Batch {
 			ch, e.codexHome, filepath.Join(ch, settings.HookdFile), ch))
 	}
 	hr := x.hr
-	return Batch{Handlers: hs, Sequential: seq, Payload: hr.original, Call: x.call,
+	return batch{Handlers: hs, Sequential: seq, Payload: hr.original, Call: x.call,
 		Translate: func(out events.RawOutput) events.RawOutput {
 			return hr.ad.Translate(hr.native, hr.nativeTool, hr.nativeInput, out)
 		}}
 }
 
 // spawns reports whether the plan starts any process.
-func (p *Plan) spawns() bool {
+func (p *hookPlan) spawns() bool {
 	if len(p.Async) > 0 {
 		return true
 	}
@@ -152,7 +152,7 @@ func notRunReason(snap *settings.Snapshot, h *settings.Handler, fromClaudeCode b
 
 // hookEnv is the caller's environment plus the variables Claude Code sets for every hook
 // (spec §6), filled in only when the caller did not send them.
-func (e *Engine) hookEnv(env []string, ev *events.Event, h Header, project string) []string {
+func (e *engine) hookEnv(env []string, ev *events.Event, h header, project string) []string {
 	out := make([]string, len(env), len(env)+4)
 	copy(out, env)
 	fill := func(k, v string) {
@@ -171,7 +171,7 @@ func (e *Engine) hookEnv(env []string, ev *events.Event, h Header, project strin
 
 // envFile returns (creating its directory) the per-session file hooks append `export`
 // lines to, for callers that did not pass CLAUDE_ENV_FILE.
-func (e *Engine) envFile(session string) string {
+func (e *engine) envFile(session string) string {
 	if e.state == "" || session == "" {
 		return ""
 	}
@@ -193,7 +193,7 @@ func sanitize(s string) string {
 
 // hookDir is the hook's working directory: the event's cwd; if that is gone, the project
 // root, else home (Claude Code 2.1.239).
-func (e *Engine) hookDir(cwd, project string) string {
+func (e *engine) hookDir(cwd, project string) string {
 	for _, d := range []string{cwd, project, e.home} {
 		if d == "" {
 			continue

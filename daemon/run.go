@@ -20,7 +20,7 @@ import (
 
 // run starts the plan's async hooks in the background, then runs its batches one after
 // another within the plan's budget. The parts and the handlers that ran are the record's.
-func (e *Engine) run(x *event) error {
+func (e *engine) run(x *event) error {
 	p := &x.plan
 	var hc hookContext
 	if p.spawns() { // nothing to spawn: skip the environment copy and the stats
@@ -55,7 +55,7 @@ func (e *Engine) run(x *event) error {
 	return nil
 }
 
-func (e *Engine) runParallel(ctx context.Context, ev *events.Event, hs []*settings.Handler, hc hookContext, emit func(*protocol.Frame)) []events.Interpretation {
+func (e *engine) runParallel(ctx context.Context, ev *events.Event, hs []*settings.Handler, hc hookContext, emit func(*protocol.Frame)) []events.Interpretation {
 	parts := make([]events.Interpretation, len(hs))
 	if len(hs) == 1 { // the common case: no goroutine
 		parts[0] = e.runOne(ctx, ev, hs[0], hc, emit)
@@ -77,7 +77,7 @@ func (e *Engine) runParallel(ctx context.Context, ev *events.Event, hs []*settin
 // previous hook's updatedInput, and the first deny — from a hook or, on PreToolUse, from a
 // permission rule judging the input so far — stops the rest. It returns the parts and
 // the handlers that actually ran.
-func (e *Engine) runSequential(ctx context.Context, ev *events.Event, hs []*settings.Handler, hc hookContext, snap *settings.Snapshot, call *rules.Call, emit func(*protocol.Frame)) ([]events.Interpretation, []*settings.Handler) {
+func (e *engine) runSequential(ctx context.Context, ev *events.Event, hs []*settings.Handler, hc hookContext, snap *settings.Snapshot, call *rules.Call, emit func(*protocol.Frame)) ([]events.Interpretation, []*settings.Handler) {
 	var parts []events.Interpretation
 	for i, h := range hs {
 		in := e.runOne(ctx, ev, h, hc, emit)
@@ -113,7 +113,7 @@ func (e *Engine) runSequential(ctx context.Context, ev *events.Event, hs []*sett
 }
 
 // runOne runs one hook and interprets its output; the frames of its result go to emit.
-func (e *Engine) runOne(ctx context.Context, ev *events.Event, h *settings.Handler, hc hookContext, emit func(*protocol.Frame)) events.Interpretation {
+func (e *engine) runOne(ctx context.Context, ev *events.Event, h *settings.Handler, hc hookContext, emit func(*protocol.Frame)) events.Interpretation {
 	if h.Refused != "" {
 		return refusedHook(ev, h, emit) // its managed file is untrusted: never run it
 	}
@@ -166,7 +166,7 @@ func (e *Engine) runOne(ctx context.Context, ev *events.Event, h *settings.Handl
 // logStartFailure: never quiet (issue 29): a hook that cannot start is a guard that does
 // not run; the result and the record say so per event, the log says so for the operator. A
 // shell that cannot find the program exits 127 (POSIX), which is the same failure.
-func (e *Engine) logStartFailure(ev *events.Event, h *settings.Handler, ref protocol.HookRef, out events.RawOutput) {
+func (e *engine) logStartFailure(ev *events.Event, h *settings.Handler, ref protocol.HookRef, out events.RawOutput) {
 	switch {
 	case out.StartErr != nil:
 		e.log.Warn("hook failed to start", zap.String("event", ev.Name), zap.String("hook", ref.ID),

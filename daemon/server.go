@@ -25,9 +25,9 @@ import (
 // ErrAlreadyRunning is returned by Listen when another daemon answers on the socket.
 var ErrAlreadyRunning = errors.New("another hookd is already serving this socket")
 
-// Server serves the protocol on a Unix socket.
-type Server struct {
-	Engine          *Engine
+// server serves the protocol on a Unix socket.
+type server struct {
+	engine          *engine
 	Log             *zap.Logger
 	MaxRequestBytes int
 	// Reload is called for OpReload requests; it returns a summary. nil: the engine's
@@ -65,7 +65,7 @@ type Server struct {
 // anyway. An existing directory is never chmodded. A non-socket at path is an error and
 // left alone; a stale socket is removed only after dialing it proves no daemon answers
 // (STYLE §5).
-func (s *Server) Listen(path string) error {
+func (s *server) Listen(path string) error {
 	if max := lite.PathsHere(os.Getenv).MaxSocketPath; len(path) > max {
 		return fmt.Errorf("socket path %q is %d bytes; Unix sockets allow at most %d here", path, len(path), max)
 	}
@@ -117,7 +117,7 @@ func (s *Server) Listen(path string) error {
 //   - when grace runs out, the remaining events' hooks are cancelled (context cause
 //     ErrShutdown): their callers get the fail-closed answer and the records say
 //     not_delivered "shutdown". Serve returns at most about a second after that.
-func (s *Server) Serve(ctx context.Context, grace time.Duration) error {
+func (s *server) Serve(ctx context.Context, grace time.Duration) error {
 	if s.MaxRequestBytes <= 0 {
 		s.MaxRequestBytes = protocol.DefaultMaxRequestBytes
 	}
@@ -147,7 +147,7 @@ func (s *Server) Serve(ctx context.Context, grace time.Duration) error {
 
 // accept serves each connection on its own goroutine, with hard as the requests' context,
 // until ctx is done.
-func (s *Server) accept(ctx, hard context.Context) {
+func (s *server) accept(ctx, hard context.Context) {
 	for {
 		c, err := s.ln.AcceptUnix()
 		if err != nil {
@@ -186,7 +186,7 @@ func (s *Server) accept(ctx, hard context.Context) {
 
 // drain waits for the events in flight (not for idle connections) up to grace, then
 // cancels the rest (cause ErrShutdown) and closes every connection.
-func (s *Server) drain(grace time.Duration, kill context.CancelCauseFunc) {
+func (s *server) drain(grace time.Duration, kill context.CancelCauseFunc) {
 	deadline := time.Now().Add(grace)
 	for s.inFlight() > 0 && time.Now().Before(deadline) {
 		time.Sleep(5 * time.Millisecond)
@@ -216,7 +216,7 @@ func (s *Server) drain(grace time.Duration, kill context.CancelCauseFunc) {
 }
 
 // begin counts a request in unless the server is draining.
-func (s *Server) begin() bool {
+func (s *server) begin() bool {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.closing {
@@ -226,13 +226,13 @@ func (s *Server) begin() bool {
 	return true
 }
 
-func (s *Server) end() {
+func (s *server) end() {
 	s.mu.Lock()
 	s.busy--
 	s.mu.Unlock()
 }
 
-func (s *Server) inFlight() int {
+func (s *server) inFlight() int {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.busy
@@ -256,7 +256,7 @@ func peer(c *net.UnixConn) (Caller, error) {
 	return Caller{UID: uid, PID: pid}, nil
 }
 
-func (s *Server) allowed(uid int) bool {
+func (s *server) allowed(uid int) bool {
 	if uid == os.Getuid() || uid == 0 {
 		return true
 	}
@@ -288,7 +288,7 @@ func (cw *connWriter) write(f *protocol.Frame) {
 	cw.err = cw.w.Flush()
 }
 
-func (s *Server) serveConn(ctx context.Context, c *net.UnixConn) {
+func (s *server) serveConn(ctx context.Context, c *net.UnixConn) {
 	cw := &connWriter{w: bufio.NewWriterSize(c, 8<<10)}
 	caller, ok := s.admit(c, cw)
 	if !ok {
@@ -331,7 +331,7 @@ func (s *Server) serveConn(ctx context.Context, c *net.UnixConn) {
 
 // admit checks a new connection's peer: its credentials can be read, its uid may use the
 // daemon, and it holds fewer connections than the limit. A refusal is an error frame.
-func (s *Server) admit(c *net.UnixConn, cw *connWriter) (Caller, bool) {
+func (s *server) admit(c *net.UnixConn, cw *connWriter) (Caller, bool) {
 	caller, err := peer(c)
 	if err != nil {
 		s.Log.Warn("cannot read peer credentials; refusing connection", zap.Error(err))
@@ -355,7 +355,7 @@ func (s *Server) admit(c *net.UnixConn, cw *connWriter) (Caller, bool) {
 
 // readFailed answers a request line that could not be read; it reports whether the
 // connection goes on.
-func (s *Server) readFailed(err error, c *net.UnixConn, br *budgetReader, caller Caller, cw *connWriter) bool {
+func (s *server) readFailed(err error, c *net.UnixConn, br *budgetReader, caller Caller, cw *connWriter) bool {
 	switch {
 	case errors.Is(err, protocol.ErrLineTooLong):
 		cw.write(&protocol.Frame{Type: protocol.FrameError, V: protocol.Version,
@@ -385,7 +385,7 @@ func (s *Server) readFailed(err error, c *net.UnixConn, br *budgetReader, caller
 
 // serveLine decodes one request line and answers it; it reports whether the connection
 // goes on.
-func (s *Server) serveLine(ctx context.Context, c *net.UnixConn, line []byte, caller Caller, cw *connWriter) bool {
+func (s *server) serveLine(ctx context.Context, c *net.UnixConn, line []byte, caller Caller, cw *connWriter) bool {
 	req, err := protocol.DecodeRequest(line)
 	if err != nil {
 		s.Log.Warn("malformed request", zap.Error(err), zap.Int("pid", caller.PID))
@@ -419,7 +419,7 @@ var errBudget = errors.New("request bytes in flight at the limit")
 // until release (after the request it held is answered).
 type budgetReader struct {
 	r       io.Reader
-	s       *Server
+	s       *server
 	charged int64
 	slot    bool   // holds a large-request slot
 	started func() // called when the first bytes of a request arrive (after release)
@@ -477,7 +477,7 @@ func (b *budgetReader) release() {
 }
 
 // acquireSlot waits for a large-request slot, up to the read timeout (5 s without one).
-func (s *Server) acquireSlot() bool {
+func (s *server) acquireSlot() bool {
 	wait := s.ReadTimeout
 	if wait <= 0 {
 		wait = 5 * time.Second
@@ -492,7 +492,7 @@ func (s *Server) acquireSlot() bool {
 	}
 }
 
-func (s *Server) charge(n int64) bool {
+func (s *server) charge(n int64) bool {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.MaxInFlightBytes > 0 && s.inFlightBytes+n > s.MaxInFlightBytes {
@@ -502,7 +502,7 @@ func (s *Server) charge(n int64) bool {
 	return true
 }
 
-func (s *Server) addConn(uid int) bool {
+func (s *server) addConn(uid int) bool {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.perUID == nil {
@@ -515,7 +515,7 @@ func (s *Server) addConn(uid int) bool {
 	return true
 }
 
-func (s *Server) dropConn(uid int) {
+func (s *server) dropConn(uid int) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.perUID[uid]--; s.perUID[uid] <= 0 {
@@ -526,7 +526,7 @@ func (s *Server) dropConn(uid int) {
 // handleWatched handles one request with a context that is cancelled (cause
 // ErrCallerGone) if the caller hangs up before the answer: its hooks are killed and the
 // decision is recorded as not delivered, instead of running on for nobody.
-func (s *Server) handleWatched(ctx context.Context, c *net.UnixConn, req *protocol.Request, caller Caller, cw *connWriter) {
+func (s *server) handleWatched(ctx context.Context, c *net.UnixConn, req *protocol.Request, caller Caller, cw *connWriter) {
 	if req.Op != "" && req.Op != protocol.OpEvent {
 		s.handle(ctx, req, caller, cw)
 		return
@@ -581,7 +581,7 @@ func watchHangup(c *net.UnixConn, done <-chan struct{}, gone func()) {
 	}
 }
 
-func (s *Server) handle(ctx context.Context, req *protocol.Request, caller Caller, cw *connWriter) {
+func (s *server) handle(ctx context.Context, req *protocol.Request, caller Caller, cw *connWriter) {
 	defer func() {
 		// One bad request must never take the daemon down.
 		if r := recover(); r != nil {
@@ -599,7 +599,7 @@ func (s *Server) handle(ctx context.Context, req *protocol.Request, caller Calle
 		if s.Status != nil {
 			st = s.Status()
 		} else {
-			st = s.Engine.Status()
+			st = s.engine.Status()
 		}
 		data, _ := json.Marshal(st)
 		cw.write(&protocol.Frame{Type: protocol.FrameResult, V: protocol.Version, ID: req.ID, Data: data})
@@ -608,7 +608,7 @@ func (s *Server) handle(ctx context.Context, req *protocol.Request, caller Calle
 		if s.Reload != nil {
 			summary = s.Reload(ctx)
 		} else {
-			summary = s.Engine.Store().Reload(ctx, "request")
+			summary = s.engine.Store().Reload(ctx, "request")
 		}
 		data, _ := json.Marshal(summary)
 		cw.write(&protocol.Frame{Type: protocol.FrameResult, V: protocol.Version, ID: req.ID, Data: data})
@@ -617,7 +617,7 @@ func (s *Server) handle(ctx context.Context, req *protocol.Request, caller Calle
 		if !req.Options.ResultOnly {
 			emit = cw.write
 		}
-		res, err := s.Engine.Handle(ctx, req, caller, emit)
+		res, err := s.engine.Handle(ctx, req, caller, emit)
 		if err != nil {
 			s.Log.Warn("event refused", zap.Error(err))
 			f := protocol.ErrorFrame(req.ID, err)

@@ -29,7 +29,7 @@ import (
 // in memory and in <state>/session-env/<sha256(session_id)>.json (0600 in a 0700
 // directory), so that a restarted daemon still serves the session. Every later Claude
 // Code event that arrives through hookc refreshes it. An http event of a session with no
-// stored environment is never run with hookd's own environment (Engine.HandleHTTP).
+// stored environment is never run with hookd's own environment (engine.HandleHTTP).
 
 // sessionEnvMaxAge is how long a stored environment survives without being refreshed;
 // older files are removed when the daemon starts (a session resumed later sends a new

@@ -33,27 +33,27 @@ import (
 // stage always completes, so every event that decodes gets an answer and a record.
 var stages = []struct {
 	name string
-	run  func(*Engine, *event) error
+	run  func(*engine, *event) error
 }{
-	{"decode", (*Engine).decode},
-	{"locate", (*Engine).locate},
-	{"observe", (*Engine).observe},
-	{"plan", (*Engine).plan},
-	{"run", (*Engine).run},
-	{"merge", (*Engine).merge},
-	{"contribute", (*Engine).contribute},
-	{"resolve", (*Engine).resolveStage},
-	{"finish", (*Engine).finish},
-	{"record", (*Engine).record},
+	{"decode", (*engine).decode},
+	{"locate", (*engine).locate},
+	{"observe", (*engine).observe},
+	{"plan", (*engine).plan},
+	{"run", (*engine).run},
+	{"merge", (*engine).merge},
+	{"contribute", (*engine).contribute},
+	{"resolve", (*engine).resolveStage},
+	{"finish", (*engine).finish},
+	{"record", (*engine).record},
 }
 
 // observer watches an event after locate: it may keep state of its own (per session,
 // per project) but never changes the event or its answer.
-type observer func(*Engine, *event)
+type observer func(*engine, *event)
 
 // contributor adds to an event's outcome after the merge, before permission rules judge
 // it.
-type contributor func(*Engine, *event)
+type contributor func(*engine, *event)
 
 // event is one event on its way through the stages. Only the goroutine handling it
 // touches it.
@@ -68,7 +68,7 @@ type event struct {
 
 	// decode
 	hr  *harnessReq
-	h   Header
+	h   header
 	ev  *events.Event
 	env []string // the caller's environment (the daemon's when the request has none)
 	// call is the tool call (nil for other events); ruleCall the call permission rules
@@ -78,10 +78,10 @@ type event struct {
 	// locate
 	project string
 	snap    *settings.Snapshot
-	d       *Decision
+	d       *decision
 	mode    string // parallel | sequential (hookd's configuration)
 
-	plan    Plan
+	plan    hookPlan
 	batches []events.Batch // run: each batch's interpretations, in plan order
 	// asyncOutcomes are the async hooks run started (reported in the answer's hooks).
 	asyncOutcomes []protocol.HookOutcome
@@ -102,7 +102,7 @@ func (x *event) log(l *zap.Logger) *zap.Logger {
 
 // Handle answers one event request. emit receives the variant frames as hooks finish
 // (it may be nil); the returned result is complete and already recorded.
-func (e *Engine) Handle(ctx context.Context, req *protocol.Request, caller Caller, emit func(*protocol.Frame)) (*protocol.Result, error) {
+func (e *engine) Handle(ctx context.Context, req *protocol.Request, caller Caller, emit func(*protocol.Frame)) (*protocol.Result, error) {
 	x, err := e.handle(&event{ctx: ctx, req: req, caller: caller, emit: emit})
 	if err != nil {
 		return nil, err
@@ -111,7 +111,7 @@ func (e *Engine) Handle(ctx context.Context, req *protocol.Request, caller Calle
 }
 
 // handle runs x through the stages.
-func (e *Engine) handle(x *event) (*event, error) {
+func (e *engine) handle(x *event) (*event, error) {
 	e.counters.events.Add(1)
 	if x.emit == nil {
 		x.emit = func(*protocol.Frame) {}
@@ -139,7 +139,7 @@ func callerEnv(req *protocol.Request) []string {
 // observe lets every observer watch the event. An event refused before its hooks (an
 // HTTP event without its session's environment) is not observed: nothing may start for
 // it with hookd's own environment.
-func (e *Engine) observe(x *event) error {
+func (e *engine) observe(x *event) error {
 	if x.failure != "" {
 		return nil
 	}
@@ -150,7 +150,7 @@ func (e *Engine) observe(x *event) error {
 }
 
 // contribute lets every contributor add to the outcome.
-func (e *Engine) contribute(x *event) error {
+func (e *engine) contribute(x *event) error {
 	for _, c := range e.contributors {
 		c(e, x)
 	}

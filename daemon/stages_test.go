@@ -179,7 +179,7 @@ func TestRecordNamesNotRunHooks(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	rec := AuditRecord(w.audit.last(t))
+	rec := auditRecord(w.audit.last(t))
 	if len(rec.Hooks) != 2 || rec.Hooks[0].Outcome != "ok" || rec.Hooks[1].Outcome != protocol.OutcomeNotRun || rec.Hooks[1].Type != "prompt" || rec.Hooks[1].Error == "" {
 		t.Errorf("recorded hooks %+v", rec.Hooks)
 	}

@@ -11,7 +11,7 @@ import (
 
 // Status reports the engine's state: settings sources, watcher, projects and counters.
 // Daemon.Status adds the parts the engine does not own.
-func (e *Engine) Status() protocol.Status {
+func (e *engine) Status() protocol.Status {
 	files, projects := e.store.Status()
 	mode := e.cfg.Mode
 	if mode == "" {

@@ -10,8 +10,8 @@ import (
 	"github.com/hookd/hookd/events"
 )
 
-// Warmer is a Runner that can start a hook's process ahead of its first event.
-type Warmer interface {
+// warmer is a Runner that can start a hook's process ahead of its first event.
+type warmer interface {
 	// Warm makes sure one process for spec (Stdin unused) is ready or starting. It
 	// returns at once; it does nothing for specs it would not prewarm.
 	Warm(spec runner.ProcSpec)
@@ -19,7 +19,7 @@ type Warmer interface {
 
 // procSpec is the process a command handler runs in dir with env, with hookd's own
 // configuration for it (prewarm, worker); the caller adds Stdin.
-func (e *Engine) procSpec(h *settings.Handler, dir string, env []string) runner.ProcSpec {
+func (e *engine) procSpec(h *settings.Handler, dir string, env []string) runner.ProcSpec {
 	ov := e.cfg.Override(h)
 	command, args := h.Command, h.Args
 	if args != nil {
@@ -28,15 +28,15 @@ func (e *Engine) procSpec(h *settings.Handler, dir string, env []string) runner.
 	return runner.ProcSpec{
 		Command: command, Args: args, Dir: dir, Env: env,
 		Timeout: h.EffectiveTimeout(), OutputCap: e.cfg.OutputCapBytes,
-		Shell: h.Shell, HookID: h.ID, HookRev: HandlerRev(h),
+		Shell: h.Shell, HookID: h.ID, HookRev: handlerRev(h),
 		Prewarm: runner.PrewarmPolicyFor(e.cfg.Prewarm, ov.Prewarm), Worker: ov.Worker != nil && *ov.Worker,
 		KeepGroup: e.cfg.KeepsProcessGroup(ov),
 	}
 }
 
-// HandlerRev identifies a handler's definition: its file, place and JSON as written. Any
+// handlerRev identifies a handler's definition: its file, place and JSON as written. Any
 // settings edit that touches the hook changes it.
-func HandlerRev(h *settings.Handler) string {
+func handlerRev(h *settings.Handler) string {
 	sum := sha256.New()
 	for _, s := range []string{h.File, h.ID, h.MatcherText, string(h.Raw)} {
 		sum.Write([]byte(s))
@@ -54,7 +54,7 @@ var warmEvents = map[string]bool{
 }
 
 // warmSession is an observer: on SessionStart it prewarms the session's hooks (warm).
-func warmSession(e *Engine, x *event) {
+func warmSession(e *engine, x *event) {
 	if x.ev.Name == "SessionStart" {
 		e.warm(x.snap, x.env, x.h, x.project, e.hookDir(x.h.Cwd, x.project), x.d.FromClaudeCode)
 	}
@@ -66,8 +66,8 @@ func warmSession(e *Engine, x *event) {
 // SessionStart, Setup, CwdChanged and FileChanged; spec §6), plus hookd's fill-ins. A wrong
 // guess costs one idle process, reaped after the idle timeout: a process is only ever used
 // for an event whose key matches exactly.
-func (e *Engine) warm(snap *settings.Snapshot, env []string, h Header, project, dir string, fromClaudeCode bool) {
-	w, ok := e.runner.(Warmer)
+func (e *engine) warm(snap *settings.Snapshot, env []string, h header, project, dir string, fromClaudeCode bool) {
+	w, ok := e.runner.(warmer)
 	if !ok {
 		return
 	}

@@ -1,6 +1,6 @@
 // Package httpfwd is hookd's HTTP forwarder endpoint for Claude Code's http hooks
 // (docs/http-forwarder.md): a loopback HTTP server that authenticates each request with
-// the user's token and answers the event through the engine (daemon.Engine.HandleHTTP).
+// the user's token and answers the event through the engine (the daemon engine's HandleHTTP).
 package httpfwd
 
 import (
@@ -23,7 +23,7 @@ import (
 	"github.com/hookd/hookd/protocol"
 )
 
-// Handler answers one event posted to the forwarder (daemon.Engine).
+// Handler answers one event posted to the forwarder (the daemon's engine).
 type Handler interface {
 	HandleHTTP(ctx context.Context, payload []byte) (*protocol.Result, *events.Event, error)
 }
@@ -39,7 +39,7 @@ type Handler interface {
 // sends its own host name). Bodies over MaxRequestBytes get 413, a request whose headers
 // and body do not arrive within the read timeouts is cut off, methods other than POST get
 // 405 and other paths 404. The event runs with the environment its session's
-// SessionStart sent through hookc (Engine.HandleHTTP).
+// SessionStart sent through hookc (the engine's HandleHTTP).
 type HTTPServer struct {
 	Engine Handler
 	Log    *zap.Logger
