@@ -190,3 +190,16 @@ func TestRecordNamesNotRunHooks(t *testing.T) {
 		t.Errorf("frames %s", got)
 	}
 }
+
+// A project's own harness files are listed when the harness's directory exists as the
+// project loads; a directory created later is found by the next event of that harness,
+// which lists the project's files again before taking its snapshot.
+func TestHarnessDirAppearsLater(t *testing.T) {
+	w := newWorld(t, nil)
+	w.handle(w.claudePreToolUse("ls")) // loads the project: no .codex there
+	w.write("./.codex/hookd.json", `{"hooks":{"PreToolUse":[{"matcher":"Bash","hooks":[{"type":"command","command":"project-codex-hook"}]}]}}`)
+	w.handle(w.codexPreToolUse())
+	if got := w.run.commands(); strings.Join(got, " ") != "project-codex-hook" {
+		t.Errorf("ran %v", got)
+	}
+}

@@ -3,6 +3,7 @@ package settings
 import (
 	"fmt"
 	"math"
+	"os"
 	"path/filepath"
 	"time"
 
@@ -69,11 +70,20 @@ func (s Sources) harnessFiles() []FileRef {
 	if codexHome == "" && s.Home != "" {
 		codexHome = filepath.Join(s.Home, ".codex")
 	}
-	projectDir := func(sub string) string {
+	// A project's harness files are listed only when the harness's directory exists in
+	// the project: watching for one that may never appear would put a watch on every
+	// project's root (the nearest existing ancestor), doubling the watches per project
+	// (issue 13's bound is one). The daemon lists them again on a full reload and when
+	// an event of that harness finds the directory (ProjectHarnessDir).
+	projectDir := func(harnessName string) string {
 		if s.ProjectDir == "" {
 			return ""
 		}
-		return filepath.Join(s.ProjectDir, sub)
+		d := ProjectHarnessDir(s.ProjectDir, harnessName)
+		if fi, err := os.Stat(d); err != nil || !fi.IsDir() {
+			return ""
+		}
+		return d
 	}
 	homeDir := func(sub string) string {
 		if s.Home == "" {
@@ -82,12 +92,25 @@ func (s Sources) harnessFiles() []FileRef {
 		return filepath.Join(s.Home, sub)
 	}
 	add(HookdFile, KindHarness, "codex-user", codexHome)
-	add(HookdFile, KindHarness, "codex-project", projectDir(".codex"))
+	add(HookdFile, KindHarness, "codex-project", projectDir(protocol.HarnessCodex))
 	add("settings.json", KindHarnessConfig, "gemini-user", homeDir(".gemini"))
 	add(HookdFile, KindHarness, "gemini-user", homeDir(".gemini"))
-	add("settings.json", KindHarnessConfig, "gemini-project", projectDir(".gemini"))
-	add(HookdFile, KindHarness, "gemini-project", projectDir(".gemini"))
+	gp := projectDir(protocol.HarnessGemini)
+	add("settings.json", KindHarnessConfig, "gemini-project", gp)
+	add(HookdFile, KindHarness, "gemini-project", gp)
 	return out
+}
+
+// ProjectHarnessDir is the directory of project that holds harness's own files
+// (<project>/.codex, <project>/.gemini); "" for a harness without one.
+func ProjectHarnessDir(project, harnessName string) string {
+	switch harnessName {
+	case protocol.HarnessCodex:
+		return filepath.Join(project, ".codex")
+	case protocol.HarnessGemini:
+		return filepath.Join(project, ".gemini")
+	}
+	return ""
 }
 
 var originHarness = map[Kind]string{

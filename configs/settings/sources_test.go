@@ -37,6 +37,8 @@ func TestSourcesFilesOrder(t *testing.T) {
 		write(t, filepath.Join(managed, "managed-settings.d", n), "{}")
 	}
 	mkdir(t, filepath.Join(managed, "managed-settings.d", "00-dir.json"))
+	mkdir(t, filepath.Join(proj, ".codex"))
+	mkdir(t, filepath.Join(proj, ".gemini"))
 
 	src := Sources{
 		ManagedDir: managed,
@@ -128,9 +130,8 @@ func TestSourcesFilesDefaults(t *testing.T) {
 			{Path: "/p/.claude/hookd.local.json", Kind: KindHookd, Origin: KindLocal},
 			{Path: "/u/plugins/installed_plugins.json", Kind: KindPluginRegistry},
 			{Path: "/u/plugins/known_marketplaces.json", Kind: KindPluginRegistry},
-			{Path: "/p/.codex/hookd.json", Kind: KindHarness, Origin: "codex-project", Harness: "codex"},
-			{Path: "/p/.gemini/settings.json", Kind: KindHarnessConfig, Origin: "gemini-project", Harness: "gemini"},
-			{Path: "/p/.gemini/hookd.json", Kind: KindHarness, Origin: "gemini-project", Harness: "gemini"},
+			// No /p/.codex or /p/.gemini: a project's harness files are listed only when
+			// the harness's directory exists.
 		}},
 		{"no home, no user file", Sources{ManagedDir: "/nonexistent/m"}, []FileRef{
 			{Path: "/nonexistent/m/managed-settings.json", Kind: KindManaged},

@@ -605,8 +605,8 @@ func (s *Store) reload(ctx context.Context, why string, paths ...string) protoco
 
 // reloadSetLocked returns the files a reload reads: paths (or every known file), plus
 // drop-ins that appeared since the last reload. It rebuilds the projects' file lists
-// when the managed-settings.d listing changed, and then reports rebuilt. Called with
-// reloadMu held.
+// when the managed-settings.d listing changed or on a full reload (no paths), and reports
+// rebuilt when a list changed. Called with reloadMu held.
 func (s *Store) reloadSetLocked(paths []string) (refs []settings.FileRef, rebuilt bool) {
 	base := s.base.Files() // lists managed-settings.d and the installed plugins now
 	var dropIns []string
@@ -627,9 +627,10 @@ func (s *Store) reloadSetLocked(paths []string) (refs []settings.FileRef, rebuil
 	}
 	s.mu.Unlock()
 	var newRefs map[string][]settings.FileRef
-	if listingChanged {
-		// Rare (a drop-in was added or removed): rebuild every project's list, reading
-		// the disk outside the lock.
+	if listingChanged || len(paths) == 0 {
+		// Rare (a drop-in was added or removed, or a full reload: SIGHUP, `hookd
+		// reload`, a lost event, a harness directory that appeared in a project): list
+		// every project's files again, reading the disk outside the lock.
 		newRefs = map[string][]settings.FileRef{}
 		for _, p := range s.Projects() {
 			newRefs[p] = s.sourcesFor(p).Files()
@@ -640,11 +641,14 @@ func (s *Store) reloadSetLocked(paths []string) (refs []settings.FileRef, rebuil
 	defer s.mu.Unlock()
 	s.dropIns = dropIns
 	for dir, refs := range newRefs {
-		if p, ok := (*s.projects.Load())[dir]; ok {
-			s.countRefsLocked(p.refs, -1)
-			p.refs = refs
-			s.countRefsLocked(p.refs, +1)
+		p, ok := (*s.projects.Load())[dir]
+		if !ok || slices.Equal(p.refs, refs) {
+			delete(newRefs, dir)
+			continue
 		}
+		s.countRefsLocked(p.refs, -1)
+		p.refs = refs
+		s.countRefsLocked(p.refs, +1)
 	}
 	want := map[string]settings.FileRef{}
 	if len(paths) == 0 {
@@ -676,7 +680,19 @@ func (s *Store) reloadSetLocked(paths []string) (refs []settings.FileRef, rebuil
 		refs = append(refs, r)
 	}
 	sort.Slice(refs, func(i, j int) bool { return refs[i].Path < refs[j].Path })
-	return refs, listingChanged && len(newRefs) > 0
+	return refs, len(newRefs) > 0
+}
+
+// Lists reports whether project's file list has path. A project not loaded yet lists
+// what exists when it loads: true.
+func (s *Store) Lists(project, path string) bool {
+	p, ok := (*s.projects.Load())[project]
+	if !ok {
+		return true
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return slices.ContainsFunc(p.refs, func(r settings.FileRef) bool { return r.Path == path })
 }
 
 // pruneLocked forgets absent files that no project reads any more (a drop-in that was
