@@ -117,7 +117,7 @@ func TestSkillShellRender(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			res := Merge(ev, tt.parts)
+			res := mergeRender(ev, tt.parts)
 			if res.ExitCode != 0 || res.Stderr != "" {
 				t.Errorf("exit %d, stderr %q: want 0 and none (a hookc exit 1 would be a failure under an onFailure:block forwarder)", res.ExitCode, res.Stderr)
 			}
@@ -138,7 +138,7 @@ func TestSkillShellRender(t *testing.T) {
 	}
 	// A fail-closed answer from the daemon (Block set, no permission) is a deny.
 	res := &protocol.Result{Event: SkillShell, Block: &protocol.Block{Reason: "hookd: stopped", Hook: &ref}}
-	Finalize(ev, res)
+	finalize(ev, res)
 	if !strings.Contains(string(res.Output), `"permissionDecision":"deny","permissionDecisionReason":"hookd: stopped"`) {
 		t.Errorf("block rendered as %s", res.Output)
 	}
