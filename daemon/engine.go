@@ -4,6 +4,8 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"github.com/hookd/hookd/daemon/internal/sessionenv"
+	"github.com/hookd/hookd/daemon/internal/transcript"
 	"os"
 	"path/filepath"
 	"sync"
@@ -119,11 +121,11 @@ type engine struct {
 	// pending maps session_id → *asyncQueue: finished async hooks' texts for the next turn.
 	pending sync.Map
 	// versions caches harness versions by transcript path (daemon/harness.go).
-	versions versionCache
+	versions transcript.Versions
 	// codexHome is where the snapshot reads Codex's own hooks (settings.Sources).
 	codexHome string
 	// envs holds sessions' environments for the HTTP forwarder; nil without one.
-	envs   *sessionEnvs
+	envs   *sessionenv.Store
 	httpEP *install.HTTPEndpoint
 
 	// observers watch every event; contributors add to its answer (stages.go).
@@ -171,7 +173,7 @@ func newEngine(o engineOptions) *engine {
 		so.OnReload = e.forwardersFollow
 	}
 	if o.SessionEnvs {
-		e.envs = newSessionEnvs(o.StateDir, o.Logger.Named("session-env"))
+		e.envs = sessionenv.New(o.StateDir, o.Logger.Named("session-env"))
 	}
 	e.store = store.NewStore(so)
 	// The features that watch events and those that add to answers, in the order they act.

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"github.com/hookd/hookd/daemon/internal/sessionenv"
 	"os"
 	"slices"
 	"strings"
@@ -24,7 +25,7 @@ const clientHTTP = "http"
 // the environment the session's hookc events sent (sessionenv.go), plus CLAUDE_EFFORT from
 // the payload's effort.level, which Claude Code sets for tool events and Stop but not for
 // SessionStart. An event whose session has no stored environment yet waits for it (up to
-// sessionEnvWait: the SessionStart forwarder may be async). A session with none is never
+// sessionenv.Wait: the SessionStart forwarder may be async). A session with none is never
 // run with hookd's own: the event gets the fail-closed answer (events.FailClosed: a deny
 // or block where the event can block) with a reason, and the audit log records it. ev is
 // nil with an error.
@@ -42,11 +43,11 @@ func (e *engine) HandleHTTP(ctx context.Context, payload []byte) (*protocol.Resu
 // refuses it (x.failure) when there is none: the event then runs no hooks and fails
 // closed.
 func (e *engine) withStoredEnv(x *event) {
-	var se *sessionEnv
+	var se *sessionenv.Env
 	ok := false
 	if e.envs != nil {
 		// The session's async SessionStart forwarder may still be on its way.
-		se, ok = e.envs.wait(x.ctx, x.h.SessionID, sessionEnvWait)
+		se, ok = e.envs.Wait(x.ctx, x.h.SessionID, sessionenv.Wait)
 	}
 	if !ok {
 		x.req.Env = []string{} // never hookd's own environment, not even to find the project
@@ -73,6 +74,6 @@ func (e *engine) withStoredEnv(x *event) {
 func keepSessionEnv(e *engine, x *event) {
 	if e.envs != nil && x.caller.Client != clientHTTP && x.req.Env != nil && x.hr.ad.Native() &&
 		runner.LookupEnv(x.req.Env, "CLAUDECODE") == "1" {
-		e.envs.put(x.h.SessionID, x.project, x.req.Env)
+		e.envs.Put(x.h.SessionID, x.project, x.req.Env)
 	}
 }

@@ -1,4 +1,17 @@
-package daemon
+// Package sessionenv keeps each Claude Code session's environment, as hookc sends it, for
+// the session's events that arrive over the HTTP forwarder (docs/http-forwarder.md).
+// Internal to the daemon: its engine stores and reads them.
+//
+// An http hook's request carries no environment, but the hooks hookd runs for it need the
+// one Claude Code gives its hooks (CLAUDE_PROJECT_DIR, PATH, CLAUDE_CODE_SESSION_ID, a
+// virtualenv, ...). SessionStart stays a hookc command hook (Claude Code allows only
+// command and mcp_tool handlers there), and hookc sends its environment: the engine keeps
+// it per session_id, in memory and in <state>/session-env/<sha256(session_id)>.json (0600
+// in a 0700 directory), so that a restarted daemon still serves the session. Every later
+// Claude Code event that arrives through hookc refreshes it. An http event of a session
+// with no stored environment is never run with hookd's own environment (the engine's
+// HandleHTTP).
+package sessionenv
 
 import (
 	"bytes"
@@ -21,47 +34,42 @@ import (
 	"github.com/hookd/hookd/configs/atomicfile"
 )
 
-// Session environments for the HTTP forwarder (docs/http-forwarder.md). An http hook's
-// request carries no environment, but the hooks hookd runs for it need the one Claude Code
-// gives its hooks (CLAUDE_PROJECT_DIR, PATH, CLAUDE_CODE_SESSION_ID, a virtualenv, ...).
-// SessionStart stays a hookc command hook (Claude Code allows only command and mcp_tool
-// handlers there), and hookc sends its environment: the engine keeps it per session_id,
-// in memory and in <state>/session-env/<sha256(session_id)>.json (0600 in a 0700
-// directory), so that a restarted daemon still serves the session. Every later Claude
-// Code event that arrives through hookc refreshes it. An http event of a session with no
-// stored environment is never run with hookd's own environment (engine.HandleHTTP).
-
-// sessionEnvMaxAge is how long a stored environment survives without being refreshed;
+// maxAge is how long a stored environment survives without being refreshed;
 // older files are removed when the daemon starts (a session resumed later sends a new
 // SessionStart, which stores it again).
-const sessionEnvMaxAge = 14 * 24 * time.Hour
+const maxAge = 14 * 24 * time.Hour
 
-type sessionEnv struct {
+// Env is one session's stored environment.
+type Env struct {
 	SessionID  string    `json:"session_id"`
 	ProjectDir string    `json:"project_dir,omitempty"`
 	Env        []string  `json:"env"`
 	Saved      time.Time `json:"saved"`
 }
 
-type sessionEnvs struct {
+// Store holds the sessions' environments: in memory, and in a directory when one is
+// given.
+type Store struct {
 	dir string // "": memory only
 	log *zap.Logger
 	mu  sync.Mutex
-	m   map[string]*sessionEnv
-	// stored is closed (and replaced) whenever put stores an environment: wait's wake-up.
+	m   map[string]*Env
+	// stored is closed (and replaced) whenever Put stores an environment: Wait's wake-up.
 	stored chan struct{}
 	// unannounced are sessions whose wait ran out: later events of theirs do not wait.
 	unannounced map[string]bool
 }
 
-// sessionEnvWait bounds how long an http event of a session with no stored environment
-// waits for one. The SessionStart forwarder of an install whose SessionStart runs no hook
-// is async (install.forwarders: it only carries the environment, so Claude Code need not
-// wait for it), and the session's first http event can arrive before its hookc has.
-const sessionEnvWait = 10 * time.Second
+// Wait bounds how long an http event of a session with no stored environment waits for
+// one. The SessionStart forwarder of an install whose SessionStart runs no hook is async
+// (install.forwarders: it only carries the environment, so Claude Code need not wait for
+// it), and the session's first http event can arrive before its hookc has.
+const Wait = 10 * time.Second
 
-func newSessionEnvs(stateDir string, log *zap.Logger) *sessionEnvs {
-	s := &sessionEnvs{log: log, m: map[string]*sessionEnv{}, stored: make(chan struct{}), unannounced: map[string]bool{}}
+// New returns a store keeping its files in <stateDir>/session-env ("": memory only);
+// files older than the maximum age are removed now.
+func New(stateDir string, log *zap.Logger) *Store {
+	s := &Store{log: log, m: map[string]*Env{}, stored: make(chan struct{}), unannounced: map[string]bool{}}
 	if stateDir != "" {
 		s.dir = filepath.Join(stateDir, "session-env")
 		s.prune(time.Now())
@@ -69,14 +77,14 @@ func newSessionEnvs(stateDir string, log *zap.Logger) *sessionEnvs {
 	return s
 }
 
-func (s *sessionEnvs) file(session string) string {
+func (s *Store) file(session string) string {
 	sum := sha256.Sum256([]byte(session))
 	return filepath.Join(s.dir, hex.EncodeToString(sum[:16])+".json")
 }
 
-// put stores env (without CLAUDE_ENV_FILE, which Claude Code sets per event) for session;
+// Put stores env (without CLAUDE_ENV_FILE, which Claude Code sets per event) for session;
 // it writes the file only when the environment changed.
-func (s *sessionEnvs) put(session, project string, env []string) {
+func (s *Store) Put(session, project string, env []string) {
 	if session == "" {
 		return
 	}
@@ -91,7 +99,7 @@ func (s *sessionEnvs) put(session, project string, env []string) {
 	if cur, ok := s.m[session]; ok && cur.ProjectDir == project && slices.Equal(cur.Env, clean) {
 		return
 	}
-	e := &sessionEnv{SessionID: session, ProjectDir: project, Env: clean, Saved: time.Now().UTC()}
+	e := &Env{SessionID: session, ProjectDir: project, Env: clean, Saved: time.Now().UTC()}
 	s.m[session] = e
 	delete(s.unannounced, session)
 	close(s.stored)
@@ -111,9 +119,9 @@ func (s *sessionEnvs) put(session, project string, env []string) {
 	}
 }
 
-// get returns the session's stored environment: from memory, else from its file when
+// Get returns the session's stored environment: from memory, else from its file when
 // that is a regular file of ours that nobody else can read or write.
-func (s *sessionEnvs) get(session string) (*sessionEnv, bool) {
+func (s *Store) Get(session string) (*Env, bool) {
 	if session == "" {
 		return nil, false
 	}
@@ -133,7 +141,7 @@ func (s *sessionEnvs) get(session string) (*sessionEnv, bool) {
 		}
 		return nil, false
 	}
-	var e sessionEnv
+	var e Env
 	if json.Unmarshal(data, &e) != nil || e.SessionID != session || e.Env == nil {
 		s.log.Warn("stored session environment not used: damaged or for another session", zap.String("file", path))
 		return nil, false
@@ -142,14 +150,14 @@ func (s *sessionEnvs) get(session string) (*sessionEnv, bool) {
 	return &e, true
 }
 
-// wait is get, waiting up to d (or ctx) for the session's environment to be stored when
+// Wait is Get, waiting up to d (or ctx) for the session's environment to be stored when
 // none is yet. A session that once ran out of the wait does not wait again (it was never
 // announced to this daemon: its events fail closed at once until its next hookc event).
-func (s *sessionEnvs) wait(ctx context.Context, session string, d time.Duration) (*sessionEnv, bool) {
+func (s *Store) Wait(ctx context.Context, session string, d time.Duration) (*Env, bool) {
 	timer := time.NewTimer(d)
 	defer timer.Stop()
 	for {
-		if e, ok := s.get(session); ok || session == "" {
+		if e, ok := s.Get(session); ok || session == "" {
 			return e, ok
 		}
 		s.mu.Lock()
@@ -166,7 +174,7 @@ func (s *sessionEnvs) wait(ctx context.Context, session string, d time.Duration)
 			s.mu.Lock()
 			s.unannounced[session] = true
 			s.mu.Unlock()
-			return s.get(session)
+			return s.Get(session)
 		}
 	}
 }
@@ -193,8 +201,8 @@ func readPrivate(path string) ([]byte, error) {
 	return b.Bytes(), err
 }
 
-// prune removes stored environments not refreshed for sessionEnvMaxAge.
-func (s *sessionEnvs) prune(now time.Time) {
+// prune removes stored environments not refreshed for maxAge.
+func (s *Store) prune(now time.Time) {
 	ents, err := os.ReadDir(s.dir)
 	if err != nil {
 		return
@@ -203,7 +211,7 @@ func (s *sessionEnvs) prune(now time.Time) {
 		if !strings.HasSuffix(de.Name(), ".json") {
 			continue
 		}
-		if fi, err := de.Info(); err == nil && now.Sub(fi.ModTime()) > sessionEnvMaxAge {
+		if fi, err := de.Info(); err == nil && now.Sub(fi.ModTime()) > maxAge {
 			_ = os.Remove(filepath.Join(s.dir, de.Name()))
 		}
 	}

@@ -1,4 +1,4 @@
-package daemon
+package sessionenv
 
 import (
 	"context"
@@ -13,23 +13,23 @@ import (
 // never announced waits once, up to the bound, and its later events do not wait again
 // until an environment is stored for it; a cancelled request stops waiting.
 func TestSessionEnvWait(t *testing.T) {
-	s := newSessionEnvs(t.TempDir(), zap.NewNop())
+	s := New(t.TempDir(), zap.NewNop())
 	env := []string{"CLAUDECODE=1", "PATH=/usr/bin"}
 
 	got := make(chan bool, 1)
 	go func() {
-		e, ok := s.wait(context.Background(), "s1", time.Hour)
+		e, ok := s.Wait(context.Background(), "s1", time.Hour)
 		got <- ok && len(e.Env) == 2
 	}()
 	// The waiter must be waiting before the put for this to test the wake-up; if it is
 	// not yet, get finds the environment at once — the result is the same either way.
-	s.put("s1", "/p", env)
+	s.Put("s1", "/p", env)
 	if !<-got {
 		t.Fatal("the waiting event did not get the stored environment")
 	}
 
 	start := time.Now()
-	if _, ok := s.wait(context.Background(), "never", 50*time.Millisecond); ok {
+	if _, ok := s.Wait(context.Background(), "never", 50*time.Millisecond); ok {
 		t.Fatal("an environment for a session nobody announced")
 	}
 	if time.Since(start) < 50*time.Millisecond {
@@ -37,7 +37,7 @@ func TestSessionEnvWait(t *testing.T) {
 	}
 	done := make(chan struct{})
 	go func() {
-		s.wait(context.Background(), "never", time.Hour) // must return at once: it gave up before
+		s.Wait(context.Background(), "never", time.Hour) // must return at once: it gave up before
 		close(done)
 	}()
 	select {
@@ -45,14 +45,14 @@ func TestSessionEnvWait(t *testing.T) {
 	case <-time.After(30 * time.Second):
 		t.Fatal("a session that ran out of its wait waited again")
 	}
-	s.put("never", "/p", env)
-	if _, ok := s.wait(context.Background(), "never", time.Hour); !ok {
+	s.Put("never", "/p", env)
+	if _, ok := s.Wait(context.Background(), "never", time.Hour); !ok {
 		t.Fatal("stored after giving up: not found")
 	}
 
 	ctx, cancel := context.WithCancel(context.Background())
 	res := make(chan bool, 1)
-	go func() { _, ok := s.wait(ctx, "s3", time.Hour); res <- ok }()
+	go func() { _, ok := s.Wait(ctx, "s3", time.Hour); res <- ok }()
 	cancel()
 	select {
 	case ok := <-res:

@@ -1,4 +1,4 @@
-package daemon
+package transcript
 
 import (
 	"os"
@@ -6,13 +6,12 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/hookd/hookd/configs/settings"
 	"github.com/hookd/hookd/protocol"
 )
 
-func TestTranscriptVersion(t *testing.T) {
+func TestVersion(t *testing.T) {
 	dir := t.TempDir()
-	e := newEngine(engineOptions{Sources: settings.Sources{Home: dir, ManagedDir: filepath.Join(dir, "m")}})
+	var e Versions
 	write := func(name, content string) string {
 		p := filepath.Join(dir, name)
 		if err := os.WriteFile(p, []byte(content), 0o644); err != nil {
@@ -32,13 +31,13 @@ func TestTranscriptVersion(t *testing.T) {
 		{protocol.HarnessClaudeCode, "relative.jsonl", ""},
 	} {
 		p := `{"transcript_path":"` + c.path + `"}`
-		if got := e.transcriptVersion(c.harness, []byte(p)); got != c.want {
+		if got := e.Version(c.harness, []byte(p)); got != c.want {
 			t.Errorf("%s %s: %q, want %q", c.harness, filepath.Base(c.path), got, c.want)
 		}
 	}
 	// Cached: the answer survives the file's removal.
 	_ = os.Remove(codex)
-	if got := e.transcriptVersion(protocol.HarnessCodex, []byte(`{"transcript_path":"`+codex+`"}`)); got != "0.169.0" {
+	if got := e.Version(protocol.HarnessCodex, []byte(`{"transcript_path":"`+codex+`"}`)); got != "0.169.0" {
 		t.Errorf("cached version lost: %q", got)
 	}
 }
