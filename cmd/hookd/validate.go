@@ -173,6 +173,9 @@ func validateAction(c *cli.Context) error {
 func lintOnPath(files []*settings.File, path string) []settings.Warning {
 	var out []settings.Warning
 	for _, f := range files {
+		if f.Settings == nil { // a harness's own file: its hooks are not Claude Code's to find on PATH
+			continue
+		}
 		project := settings.LintProject(f.Ref)
 		for _, eh := range f.Settings.Hooks {
 			for gi, g := range eh.Groups {

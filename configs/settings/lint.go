@@ -38,7 +38,11 @@ func unknownEvent(name string) string {
 
 // lint adds the linter's findings about f (decoded) to d's warnings.
 func (d *decoder) lint(f *File) {
-	if p := f.Settings.Permissions; p != nil {
+	var perms *Permissions
+	if f.Settings != nil { // nil: a harness's own hook file (no rules; its commands are linted below)
+		perms = f.Settings.Permissions
+	}
+	if p := perms; p != nil {
 		for _, l := range []struct {
 			key   string
 			texts []string
@@ -53,7 +57,8 @@ func (d *decoder) lint(f *File) {
 	for _, h := range f.Handlers {
 		field := handlerField(h)
 		group, _, _ := strings.Cut(field, ".hooks[")
-		if h.Event.MatcherField == "tool_name" && h.Matcher != nil && !h.Matcher.IsRegex() && !seenGroup[group] {
+		// A harness's own hooks name the harness's tools (run_shell_command), not Claude Code's.
+		if h.Harness == "" && h.Event.MatcherField == "tool_name" && h.Matcher != nil && !h.Matcher.IsRegex() && !seenGroup[group] {
 			seenGroup[group] = true
 			for _, name := range h.Matcher.Names() {
 				d.toolFinding(group+".matcher", name)
