@@ -9,6 +9,17 @@ import (
 	"github.com/hookd/hookd/events"
 )
 
+// Channels of Claude Code's managed settings (FileRef.Channel), highest priority
+// first after server-managed settings, which hookd cannot read: an MDM profile
+// (macOS: the com.anthropic.claudecode managed-preferences plist), then the file channel
+// (managed-settings.json with managed-settings.d). Claude Code takes managed policy from
+// the highest channel present alone ("first-wins", its default) unless that channel sets
+// "managedSourcesBehavior": "merge" (Compile; docs/platforms.md "MDM").
+const (
+	ChannelFile = ""    // managed-settings.json, managed-settings.d/*.json
+	ChannelMDM  = "mdm" // an MDM profile plist
+)
+
 // ManagedChoice is which of Claude Code's managed channels is in effect (Compile).
 type ManagedChoice struct {
 	// Channel is "mdm", "file" or "" (no managed settings present).

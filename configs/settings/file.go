@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/hookd/hookd/configs/internal/jsontree"
+	"github.com/hookd/hookd/configs/settings/internal/mdm"
 	"github.com/hookd/hookd/events"
 	"github.com/hookd/hookd/matcher"
 	"github.com/hookd/hookd/rules"
@@ -187,7 +188,7 @@ func ParseFile(ref FileRef, data []byte, home string) (*File, error) {
 		// Claude Code reads the profile as `plutil -convert json` writes it; so does
 		// hookd, and then decodes the JSON like any settings file (positions below refer
 		// to that JSON, fields to the profile's keys).
-		j, err := DecodeMDMProfile(data)
+		j, err := mdm.Decode(data)
 		if err != nil {
 			return nil, &FileError{File: ref.Path, Err: fmt.Errorf("MDM profile: %w", err)}
 		}

@@ -1,45 +1,27 @@
 package settings
 
 import (
+	"errors"
 	"fmt"
-	"math"
 	"os"
 	"path/filepath"
-	"time"
 
 	"github.com/hookd/hookd/configs/internal/jsontree"
+	"github.com/hookd/hookd/configs/settings/internal/harnessfile"
 	"github.com/hookd/hookd/events"
-	"github.com/hookd/hookd/events/harness"
-	"github.com/hookd/hookd/matcher"
 	"github.com/hookd/hookd/protocol"
 )
 
-// Harness hook files. `hookd install codex|gemini` moves a harness's own command hooks out
-// of the harness's configuration (where the harness would run them itself) into
-// hookd.json beside it, which the harness does not read: ~/.codex/hookd.json (in
-// $CODEX_HOME when set), <project>/.codex/hookd.json, ~/.gemini/hookd.json,
-// <project>/.gemini/hookd.json. They are sources like every settings file: listed by
-// Sources.Files (Kind harness, FileRef.Harness naming the harness, Origin its label
-// "codex-user", "gemini-project", …), decoded strictly with errors naming file, field,
-// line and column, watched and reloaded by the daemon's store, compiled into the
-// Snapshot (Snapshot.HarnessHooks), counted in its Revision and named in the audit
-// record. Their schema is the harness's hooks schema:
-//
-//	{"hooks": {"<harness event>": [{"matcher": "...", "sequential": false,
-//	    "hooks": [{"type": "command", "command": "...", "name": "...", "timeout": 30}]}]},
-//	 "hookd": {the installer's record}}
-//
-// A matcher is, on tool events, a regular expression over the harness's own tool name
-// ("*" or empty: every tool), elsewhere an exact value. timeout is in the harness's unit
-// (Codex: seconds, Gemini CLI: milliseconds). Gemini's `sequential: true` makes the
-// harness's hooks of that event run as a pipeline. Only command hooks are run (others are
-// skipped with a warning, as hookd cannot run them); unknown fields and events are
-// warnings.
-//
-// Gemini CLI skips the hooks its settings name in hooksConfig.disabled, so hookd does
-// too: ~/.gemini/settings.json and <project>/.gemini/settings.json are sources of Kind
-// harness-config, from which hookd reads that list and nothing else (Gemini's file, not
-// hookd's: what it cannot parse is a warning, and the hooks then run).
+// Harness hook files: `hookd install codex|gemini` moves a harness's own command hooks
+// into hookd.json beside its configuration, which the harness does not read (~/.codex,
+// $CODEX_HOME, ~/.gemini and the projects' .codex and .gemini). They are sources like
+// every settings file: listed by Files (Kind harness), decoded strictly (package
+// internal/harnessfile: the harness's hooks schema, errors with file, field, line and
+// column, unknown fields and events as warnings), reloaded by the daemon's store,
+// counted in the revision, served by Snapshot.HarnessHooks. Gemini CLI skips the hooks
+// its settings list in hooksConfig.disabled, so hookd reads that list from Gemini's
+// settings.json (Kind harness-config, leniently: it is Gemini's file, which may hold
+// comments). docs/harnesses/ says the rest.
 
 // Kinds of a harness's own files.
 const (
@@ -120,184 +102,38 @@ var originHarness = map[Kind]string{
 
 // harnessHooks decodes a harness hook file into f.Handlers.
 func (d *decoder) harnessHooks(root *jsontree.Node, f *File) error {
-	if root.Kind != jsontree.Object {
-		return d.fail(root, "", "a harness hook file must be a JSON object (found %s)", root.What())
-	}
-	ad := harness.For(d.ref.Harness)
-	for i, key := range root.Keys {
-		switch key {
-		case "hookd": // the installer's record
-		case "hooks":
-			if err := d.harnessEvents(ad, root.Vals[i], f); err != nil {
-				return err
-			}
-		default:
-			d.warn(key, "unknown top-level key in a %s hook file; ignored", ad.Name)
-		}
-	}
-	return nil
-}
-
-func (d *decoder) harnessEvents(ad *harness.Adapter, n *jsontree.Node, f *File) error {
-	if n.Kind != jsontree.Object {
-		return d.fail(n, "hooks", "must be an object of %s event names (found %s)", ad.Name, n.What())
-	}
-	for i, native := range n.Keys {
-		v, field := n.Vals[i], "hooks."+native
-		ev, _, ok := ad.Event(native)
-		if !ok {
-			d.warn(field, "unknown %s hook event; skipped", ad.Name)
-			continue
-		}
-		if v.Kind != jsontree.Array {
-			return d.fail(v, field, "must be an array of matcher groups (found %s)", v.What())
-		}
-		for gi, g := range v.Elems {
-			hs, err := d.harnessGroup(ad, ev, native, g, fmt.Sprintf("%s[%d]", field, gi), gi)
-			if err != nil {
-				return err
-			}
-			f.Handlers = append(f.Handlers, hs...)
-		}
-	}
-	return nil
-}
-
-func (d *decoder) harnessGroup(ad *harness.Adapter, ev *events.Event, native string, g *jsontree.Node, field string, gi int) ([]*Handler, error) {
-	if g.Kind != jsontree.Object {
-		return nil, d.fail(g, field, "must be an object with \"matcher\" and \"hooks\" (found %s)", g.What())
-	}
-	var m *matcher.Matcher
-	text, sequential := "", false
-	for i, k := range g.Keys {
-		v, err := g.Vals[i], error(nil)
-		switch k {
-		case "matcher":
-			if text, err = d.str(v, field+".matcher"); err == nil && ev.ToolEvent && text != "" && text != "*" {
-				if m, err = matcher.Compile(text, false); err != nil {
-					err = d.fail(v, field+".matcher", "%v", err)
-				}
-			}
-		case "sequential":
-			sequential, err = d.boolean(v, field+".sequential")
-		case "hooks":
-		default:
-			d.warn(field+"."+k, "unknown field in a %s matcher group; ignored", ad.Name)
-		}
-		if err != nil {
-			return nil, err
-		}
-	}
-	hn := g.Get("hooks")
-	if hn == nil || hn.Kind != jsontree.Array {
-		return nil, d.fail(g, field+".hooks", "missing or not an array (a matcher group needs a \"hooks\" array)")
-	}
-	var out []*Handler
-	for hi, e := range hn.Elems {
-		h, err := d.harnessHandler(ad, ev, e, fmt.Sprintf("%s.hooks[%d]", field, hi))
-		if err != nil {
-			return nil, err
-		}
-		if h == nil {
-			continue
-		}
-		h.ID = fmt.Sprintf("%s:%s#%s[%d].hooks[%d]", d.ref.Source(), d.ref.Path, native, gi, hi)
-		h.NativeEvent, h.Sequential = native, sequential
-		h.Matcher, h.MatcherText, h.Group, h.Index = m, text, gi, hi
-		out = append(out, h)
-	}
-	return out, nil
-}
-
-// harnessHandler decodes one hook of a harness hook file; nil for a hook hookd does not
-// run (a type other than command: skipped with a warning).
-func (d *decoder) harnessHandler(ad *harness.Adapter, ev *events.Event, n *jsontree.Node, field string) (*Handler, error) {
-	if n.Kind != jsontree.Object {
-		return nil, d.fail(n, field, "must be an object (found %s)", n.What())
-	}
-	h := &Handler{Event: ev, Type: events.Command, Harness: ad.Name, Source: d.ref.Source(), File: d.ref.Path,
-		Runnable: true, Raw: append([]byte(nil), d.data[n.Start:n.End]...)}
-	for i, k := range n.Keys {
-		v, err := n.Vals[i], error(nil)
-		switch k {
-		case "type":
-			var t string
-			if t, err = d.str(v, field+".type"); err == nil && t != "command" {
-				d.warn(field+".type", "%q hooks are not run by hookd (only command hooks); skipped", t)
-				return nil, nil
-			}
-		case "command":
-			h.Command, err = d.str(v, field+".command")
-		case "name":
-			h.Name, err = d.str(v, field+".name")
-		case "timeout":
-			h.Timeout, err = d.harnessTimeout(ad, v, field+".timeout")
-		default:
-			d.warn(field+"."+k, "not read by hookd; ignored")
-		}
-		if err != nil {
-			return nil, err
-		}
-	}
-	if h.Command == "" {
-		return nil, d.fail(n, field+".command", "missing (a command hook needs a command)")
-	}
-	h.Key = "command\x00" + h.Command
-	return h, nil
-}
-
-func (d *decoder) harnessTimeout(ad *harness.Adapter, v *jsontree.Node, field string) (time.Duration, error) {
-	if v.Kind != jsontree.Number {
-		return 0, d.fail(v, field, "must be a number (found %s)", v.What())
-	}
-	x, err := v.Num.Float64()
-	if err != nil || x < 0 || math.IsInf(x, 0) || x*float64(ad.TimeoutUnit) > float64(math.MaxInt64) {
-		return 0, d.fail(v, field, "must be a non-negative number of %s (found %s)", unitName(ad.TimeoutUnit), v.Num)
-	}
-	return time.Duration(x * float64(ad.TimeoutUnit)), nil
-}
-
-func unitName(u time.Duration) string {
-	if u == time.Millisecond {
-		return "milliseconds"
-	}
-	return "seconds"
-}
-
-// harnessConfigFile reads what hookd honours of a harness's own settings file: Gemini
-// CLI's hooksConfig.disabled. The file is the harness's (it may hold comments, which
-// Gemini CLI allows): anything hookd cannot read there is a warning, never an invalid
-// file.
-func (d *decoder) harnessConfigFile(hash string) *File {
-	f := &File{Ref: d.ref, Hash: hash, HarnessConfig: &HarnessConfig{}}
-	root, _, err := jsontree.Parse(d.data)
-	switch {
-	case err != nil:
-		d.warn("", "not read (%v): the hooks its hooksConfig.disabled may name are run by hookd", err)
-	case root.Kind != jsontree.Object:
-		d.warn("", "not a JSON object: the hooks its hooksConfig.disabled may name are run by hookd")
-	default:
-		d.harnessConfig(root, f)
-	}
-	f.Warnings = d.warns
-	return f
-}
-
-func (d *decoder) harnessConfig(root *jsontree.Node, f *File) {
-	hc := root.Get("hooksConfig")
-	if hc == nil {
-		return
-	}
-	dis := hc.Get("disabled")
-	if dis == nil {
-		return
-	}
-	names, err := d.strings(dis, "hooksConfig.disabled")
+	hooks, warns, err := harnessfile.Decode(d.ref.Harness, d.data, root)
 	if err != nil {
-		d.warn("hooksConfig.disabled", "not read (%v): the hooks it names are run by hookd", err)
-		return
+		he := err.(*harnessfile.Error)
+		fe := &FileError{File: d.ref.Path, Field: he.Field, Err: errors.New(he.Msg)}
+		if he.Off >= 0 {
+			fe.Line, fe.Col = d.pos(he.Off)
+		}
+		return fe
 	}
-	f.HarnessConfig.Disabled = names
+	for _, w := range warns {
+		d.warn(w.Field, "%s", w.Message)
+	}
+	for _, hk := range hooks {
+		f.Handlers = append(f.Handlers, &Handler{
+			ID:    fmt.Sprintf("%s:%s#%s[%d].hooks[%d]", d.ref.Source(), d.ref.Path, hk.Native, hk.Group, hk.Index),
+			Event: hk.Event, Type: events.Command, Command: hk.Command, Timeout: hk.Timeout,
+			Harness: d.ref.Harness, NativeEvent: hk.Native, Name: hk.Name, Sequential: hk.Sequential,
+			Matcher: hk.Matcher, MatcherText: hk.MatcherText, Source: d.ref.Source(), File: d.ref.Path,
+			Group: hk.Group, Index: hk.Index, Runnable: true, Key: "command\x00" + hk.Command, Raw: hk.Raw,
+		})
+	}
+	return nil
+}
+
+// harnessConfigFile reads what hookd honours of a harness's own settings file
+// (harnessfile.DecodeConfig): never an invalid file.
+func (d *decoder) harnessConfigFile(hash string) *File {
+	disabled, warns := harnessfile.DecodeConfig(d.data)
+	for _, w := range warns {
+		d.warn(w.Field, "%s", w.Message)
+	}
+	return &File{Ref: d.ref, Hash: hash, HarnessConfig: &HarnessConfig{Disabled: disabled}, Warnings: d.warns}
 }
 
 // addHarness indexes a harness file of the snapshot.

@@ -5,6 +5,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -421,5 +422,19 @@ func TestParseInputNotAliased(t *testing.T) {
 	}
 	if string(f.Handlers[0].Raw) != raw {
 		t.Errorf("Raw aliases the caller's buffer")
+	}
+}
+
+// LoadFile reports a FIFO as an invalid file naming it (ReadFile refuses it without
+// blocking: configs/internal/readfile).
+func TestLoadFileFIFO(t *testing.T) {
+	fifo := filepath.Join(t.TempDir(), "fifo.json")
+	if err := syscall.Mkfifo(fifo, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	_, err := LoadFile(FileRef{Path: fifo}, "")
+	var fe *FileError
+	if !errors.As(err, &fe) || fe.File != fifo || !errors.Is(err, ErrNotRegular) {
+		t.Errorf("LoadFile(fifo): %v", err)
 	}
 }

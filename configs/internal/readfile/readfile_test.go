@@ -1,4 +1,4 @@
-package settings
+package readfile
 
 import (
 	"errors"
@@ -26,7 +26,7 @@ func TestReadFileRefusesNonRegular(t *testing.T) {
 	}
 	defer ln.Close()
 	big := filepath.Join(dir, "big.json")
-	if err := os.WriteFile(big, make([]byte, MaxFileBytes+1), 0o644); err != nil {
+	if err := os.WriteFile(big, make([]byte, MaxBytes+1), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	link := filepath.Join(dir, "zero.json")
@@ -36,23 +36,17 @@ func TestReadFileRefusesNonRegular(t *testing.T) {
 	for path, want := range map[string]string{
 		fifo: "FIFO", sock: "a socket", link: "character device", dir: "a directory", big: "larger than",
 	} {
-		_, err := ReadFile(path)
+		_, err := Read(path)
 		if err == nil || !strings.Contains(err.Error(), want) {
 			t.Errorf("%s: err %v, want %q", filepath.Base(path), err, want)
 		}
 	}
-	if _, err := ReadFile(filepath.Join(dir, "missing.json")); !errors.Is(err, fs.ErrNotExist) {
+	if _, err := Read(filepath.Join(dir, "missing.json")); !errors.Is(err, fs.ErrNotExist) {
 		t.Errorf("missing file: %v", err)
 	}
 	ok := filepath.Join(dir, "ok.json")
 	os.WriteFile(ok, []byte(`{"hooks":{}}`), 0o644)
-	if data, err := ReadFile(ok); err != nil || string(data) != `{"hooks":{}}` {
+	if data, err := Read(ok); err != nil || string(data) != `{"hooks":{}}` {
 		t.Errorf("regular file: %q %v", data, err)
-	}
-	// LoadFile reports a FIFO as an invalid file naming it.
-	_, err = LoadFile(FileRef{Path: fifo}, "")
-	var fe *FileError
-	if !errors.As(err, &fe) || fe.File != fifo {
-		t.Errorf("LoadFile(fifo): %v", err)
 	}
 }

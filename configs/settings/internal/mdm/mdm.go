@@ -1,4 +1,6 @@
-package settings
+// Package mdm converts a macOS managed-preferences profile (an MDM plist) into the settings
+// JSON Claude Code reads from it (configs/settings' MDM channel). Internal to settings.
+package mdm
 
 import (
 	"encoding/json"
@@ -8,32 +10,23 @@ import (
 	"strconv"
 
 	"howett.net/plist"
-)
 
-// Channels of Claude Code's managed settings (FileRef.Channel), highest priority
-// first after server-managed settings, which hookd cannot read: an MDM profile
-// (macOS: the com.anthropic.claudecode managed-preferences plist), then the file channel
-// (managed-settings.json with managed-settings.d). Claude Code takes managed policy from
-// the highest channel present alone ("first-wins", its default) unless that channel sets
-// "managedSourcesBehavior": "merge" (Compile; docs/platforms.md "MDM").
-const (
-	ChannelFile = ""    // managed-settings.json, managed-settings.d/*.json
-	ChannelMDM  = "mdm" // an MDM profile plist
+	"github.com/hookd/hookd/configs/internal/readfile"
 )
 
 // maxMDMDepth bounds nesting in an MDM profile; settings are a few levels deep.
 const maxMDMDepth = 64
 
-// DecodeMDMProfile converts a managed-preferences plist (XML, binary or OpenStep) into
+// Decode converts a managed-preferences plist (XML, binary or OpenStep) into
 // the settings JSON Claude Code reads from it: Claude Code runs `plutil -convert json`
 // on the profile, so its top-level keys are settings keys. As with plutil, a top level
 // that is not a dictionary, and date or data values (which JSON cannot hold), are
 // errors — and an MDM profile Claude Code cannot read makes it refuse to start. Keys are
-// written sorted; the result is at most MaxFileBytes.
+// written sorted; the result is at most readfile.MaxBytes.
 //
 // howett.net/plist does the parsing (binary plists, which macOS writes, are not worth
 // hand-rolling); a panic inside it on malformed input becomes an error here.
-func DecodeMDMProfile(data []byte) (out []byte, err error) {
+func Decode(data []byte) (out []byte, err error) {
 	defer func() {
 		if r := recover(); r != nil {
 			out, err = nil, fmt.Errorf("not a valid property list (%v)", r)
@@ -57,10 +50,10 @@ func DecodeMDMProfile(data []byte) (out []byte, err error) {
 // refer to one object many times, which JSON spells out each time).
 type plistJSON struct{ b []byte }
 
-var errMDMTooLarge = fmt.Errorf("converted to JSON it is larger than %d bytes", MaxFileBytes)
+var errMDMTooLarge = fmt.Errorf("converted to JSON it is larger than %d bytes", readfile.MaxBytes)
 
 func (w *plistJSON) value(v any, path string, depth int) error {
-	if len(w.b) > MaxFileBytes {
+	if len(w.b) > readfile.MaxBytes {
 		return errMDMTooLarge
 	}
 	if depth > maxMDMDepth {
@@ -112,7 +105,7 @@ func (w *plistJSON) value(v any, path string, depth int) error {
 	default:
 		return fmt.Errorf("%s: a %s value, which JSON cannot hold (plutil -convert json fails on it, and Claude Code refuses to start)", orTop(path), plistKind(v))
 	}
-	if len(w.b) > MaxFileBytes {
+	if len(w.b) > readfile.MaxBytes {
 		return errMDMTooLarge
 	}
 	return nil
