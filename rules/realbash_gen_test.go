@@ -227,6 +227,7 @@ var attacks = []func(g *oracleGen, c string) string{
 	func(g *oracleGen, c string) string { return "eval -- " + quote(c) },
 	func(g *oracleGen, c string) string { return "declare -l x; x=RM; $x " + g.pick(rmArgs) },
 	func(g *oracleGen, c string) string { return "unshare <<< " + quote(c) },
+	func(g *oracleGen, c string) string { return "true && !(" + c + ")" },
 	func(g *oracleGen, c string) string { return "echo " + quote(c) + " | sg nogroup" },
 }
 
