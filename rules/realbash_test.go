@@ -393,8 +393,10 @@ func TestRealBashOracle(t *testing.T) {
 				case res.Ran:
 					st.ran++
 					if v.Final != DecisionDeny && len(st.misses) < 50 {
-						st.misses = append(st.misses, fmt.Sprintf("bash ran rm (%s%s) but hookd answered %q:\n    %q\n    family %s",
-							strings.TrimSpace(res.Log), strings.TrimSpace(" gone: "+res.Gone), v.Final, cmd, c.family))
+						m := fmt.Sprintf("bash ran rm (%s%s) but hookd answered %q:\n    %q\n    family %s",
+							strings.TrimSpace(res.Log), strings.TrimSpace(" gone: "+res.Gone), v.Final, cmd, c.family)
+						st.misses = append(st.misses, m)
+						t.Log("MISS " + m) // at once: a long run shows its misses as they come
 					}
 				case v.Final == DecisionDeny:
 					st.overDeny++
