@@ -205,7 +205,9 @@ var attacks = []func(g *oracleGen, c string) string{
 	func(g *oracleGen, c string) string { return "exec 3</usr/bin/rm; /dev/fd/3 " + g.pick(rmArgs) },
 	func(g *oracleGen, c string) string { return "set -o history -H\n: rm " + g.pick(rmArgs) + "\n!!:1*" },
 	func(g *oracleGen, c string) string { return "\"$HOME\"/../../../../../../../usr/bin/env " + c },
-	func(g *oracleGen, c string) string { return "coproc bash; echo " + quote(c) + " >&${COPROC[1]}; exec {COPROC[1]}>&-; wait" },
+	func(g *oracleGen, c string) string {
+		return "coproc bash; echo " + quote(c) + " >&${COPROC[1]}; exec {COPROC[1]}>&-; wait"
+	},
 	func(g *oracleGen, c string) string { return "cat <<E >/dev/null\nfoo\nE\\\n\n" + c + "\nE" },
 	func(g *oracleGen, c string) string { return "cat <<-E >/dev/null\n\tfoo\n\tE\\\n\n" + c + "\nE" },
 	func(g *oracleGen, c string) string { return "cat <<'E E' >/dev/null\nfoo\nE E\n" + c },
@@ -213,13 +215,17 @@ var attacks = []func(g *oracleGen, c string) string{
 	func(g *oracleGen, c string) string { return "cat <<\\E >/dev/null\nE\n" + c },
 	func(g *oracleGen, c string) string { return "f() { cat; } <<E >/dev/null\nE\n" + c },
 	func(g *oracleGen, c string) string { return "echo `cat <<E\nE\n`; " + c },
-	func(g *oracleGen, c string) string { return "env -S 'rm\\_" + strings.ReplaceAll(g.pick(rmArgs), " ", "\\_") + "'" },
+	func(g *oracleGen, c string) string {
+		return "env -S 'rm\\_" + strings.ReplaceAll(g.pick(rmArgs), " ", "\\_") + "'"
+	},
 	func(g *oracleGen, c string) string { return "X=rm env -S '${X} " + g.pick(rmArgs) + "'" },
 	func(g *oracleGen, c string) string { return "a=(rm " + g.pick(rmArgs) + "); ${a[0]} " + g.pick(rmArgs) },
 	func(g *oracleGen, c string) string {
 		return "declare -i n; " + g.pick([]string{"read n <<< ", "printf -v n %s ", "mapfile n <<< ", "n+="}) + quote("a[$("+c+")]")
 	},
-	func(g *oracleGen, c string) string { return "declare -i n; for n in " + quote("a[$("+c+")]") + "; do :; done" },
+	func(g *oracleGen, c string) string {
+		return "declare -i n; for n in " + quote("a[$("+c+")]") + "; do :; done"
+	},
 	func(g *oracleGen, c string) string { return "declare -ai a=(" + quote("a[$("+c+")]") + ")" },
 	func(g *oracleGen, c string) string {
 		return "declare -n r=n; declare -i n; r=" + quote("a[$("+c+")]")

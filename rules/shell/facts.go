@@ -31,7 +31,7 @@ type facts struct {
 	intAttr    map[string]bool     // declare -i: assignments are arithmetic
 	intAny     bool
 	caseAttr   map[string]bool // declare -l/-u/-c: assignments are case-converted
-	feeds      []innerScript // here-documents and here-strings left open on descriptors (exec 3<<<…)
+	feeds      []innerScript   // here-documents and here-strings left open on descriptors (exec 3<<<…)
 	// poison makes every command of the script unresolved (see Analysis):
 	// the script did something after which bash reads it differently from
 	// the analysis (shopt -s compat31, a name reference to an expression,

@@ -76,8 +76,8 @@ type Wrapper struct {
 	// shell: with no command the wrapper starts a shell (unshare, su, …),
 	// which reads its script from standard input; for sudo and doas only
 	// with -s or -i.
-	shell bool
-	anyLong  bool   // any --name or --name=value is an option (valgrind, firejail)
+	shell   bool
+	anyLong bool // any --name or --name=value is an option (valgrind, firejail)
 
 	short map[byte]*optSpec
 	long  map[string]*optSpec
