@@ -8,6 +8,11 @@
 // The seams are ProcSpec (what to run), ProcResult (what happened) and the Runner
 // interface (ExecRunner runs every hook cold; Pool prewarms and keeps workers).
 //
+// What differs between operating systems — how a process group is named so that a recycled
+// pid is never signalled, how an exit is awaited without reaping, process start times and
+// the boot's identity, close-on-exec socket pairs — lives in package osproc, the one place
+// with per-OS files (docs/reliability.md, "What hookd kills, reaps and trusts").
+//
 // runner imports no hookd package. It does not know about settings files, hook events,
 // permission rules or the wire protocol: the caller turns a configured handler into a
 // ProcSpec and interprets the ProcResult.
