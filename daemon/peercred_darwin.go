@@ -16,3 +16,8 @@ func peerCred(fd int) (uid, pid int, err error) {
 	}
 	return int(cred.Uid), pid, nil
 }
+
+// hangupEvents is what watchHangup asks poll(2) for. macOS has no POLLRDHUP;
+// POLLHUP and POLLERR, the only bits watchHangup reads, are reported without
+// being asked.
+const hangupEvents = 0

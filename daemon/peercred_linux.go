@@ -11,3 +11,8 @@ func peerCred(fd int) (uid, pid int, err error) {
 	}
 	return int(cred.Uid), int(cred.Pid), nil
 }
+
+// hangupEvents is what watchHangup asks poll(2) for. POLLHUP and POLLERR are
+// reported whatever is asked; POLLRDHUP (Linux only) is asked so that a socket
+// whose peer shut down only its writing half is not reported as readable forever.
+const hangupEvents = unix.POLLRDHUP

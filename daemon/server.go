@@ -560,7 +560,7 @@ func watchHangup(c *net.UnixConn, done <-chan struct{}, gone func()) {
 		}
 		hung := false
 		cerr := raw.Control(func(fd uintptr) {
-			fds := []unix.PollFd{{Fd: int32(fd), Events: unix.POLLRDHUP}}
+			fds := []unix.PollFd{{Fd: int32(fd), Events: hangupEvents}}
 			n, err := unix.Poll(fds, 0)
 			// POLLHUP: the peer closed (a Unix stream socket reports it then); a peer that
 			// only shut down its writing half (POLLRDHUP) still waits for the answer.
