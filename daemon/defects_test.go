@@ -27,8 +27,10 @@ type scripted struct {
 	mu    sync.Mutex
 	out   map[string]runner.ProcResult
 	block map[string]bool
-	ran   []string // commands in the order they started
-	stdin map[string][]byte
+	// answer, when set, answers every command its stdin decides (out is not used).
+	answer func(command string, stdin []byte) runner.ProcResult
+	ran    []string // commands in the order they started
+	stdin  map[string][]byte
 }
 
 func (s *scripted) Run(ctx context.Context, spec runner.ProcSpec) runner.ProcResult {
@@ -38,8 +40,11 @@ func (s *scripted) Run(ctx context.Context, spec runner.ProcSpec) runner.ProcRes
 		s.stdin = map[string][]byte{}
 	}
 	s.stdin[spec.Command] = spec.Stdin
-	r, block := s.out[spec.Command], s.block[spec.Command]
+	r, block, answer := s.out[spec.Command], s.block[spec.Command], s.answer
 	s.mu.Unlock()
+	if answer != nil {
+		return answer(spec.Command, spec.Stdin)
+	}
 	if block {
 		<-ctx.Done()
 		return runner.ProcResult{ExitCode: -1, Cancelled: true}
