@@ -2,6 +2,8 @@ package daemon
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"os"
@@ -243,12 +245,20 @@ func TestDefectHarnessHookFileIsInTheRevision(t *testing.T) {
 	}
 	rec := auditRecord(w.audit.last(t))
 	file := w.path("~/.codex/hookd.json")
+	text, err := os.ReadFile(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sum := sha256.Sum256(text)
 	named := false
 	for _, s := range rec.Sources {
-		named = named || s.File == file
+		named = named || s.File == file && s.Hash == hex.EncodeToString(sum[:])
 	}
 	if !named || rec.Revision == "" {
-		t.Fatalf("record: revision %q, sources %+v; want %s among them", rec.Revision, rec.Sources, file)
+		t.Fatalf("record: revision %q, sources %+v; want %s among them with its hash", rec.Revision, rec.Sources, file)
+	}
+	if len(rec.Hooks) != 1 || rec.Hooks[0].File != file {
+		t.Errorf("record's hooks %+v: want codex-guard, defined in %s", rec.Hooks, file)
 	}
 	first := rec.Revision
 	w.write("~/.codex/hookd.json", `{"hooks":{"PreToolUse":[{"matcher":"Bash","hooks":[{"type":"command","command":"codex-guard","timeout":5}]}]}}`)
