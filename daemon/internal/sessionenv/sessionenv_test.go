@@ -2,6 +2,7 @@ package sessionenv
 
 import (
 	"context"
+	"os"
 	"testing"
 	"time"
 
@@ -61,5 +62,36 @@ func TestSessionEnvWait(t *testing.T) {
 		}
 	case <-time.After(30 * time.Second):
 		t.Fatal("a cancelled wait did not return")
+	}
+}
+
+// TestSessionEnvAfterRestart: a daemon restarted mid-session (a new Store on the same state
+// directory, as under the socket-activated service) finds the session's environment in its
+// file on the first http event, without waiting for a SessionStart that will not come
+// again; a file someone else could have written is not used.
+func TestSessionEnvAfterRestart(t *testing.T) {
+	dir := t.TempDir()
+	New(dir, zap.NewNop()).Put("s1", "/p", []string{"CLAUDECODE=1", "PATH=/usr/bin"})
+
+	restarted := New(dir, zap.NewNop())
+	got := make(chan *Env, 1)
+	go func() {
+		e, _ := restarted.Wait(context.Background(), "s1", time.Hour) // the bound never runs out here
+		got <- e
+	}()
+	select {
+	case e := <-got:
+		if e == nil || e.ProjectDir != "/p" || len(e.Env) != 2 {
+			t.Fatalf("the restarted daemon's environment for the session: %+v", e)
+		}
+	case <-time.After(30 * time.Second):
+		t.Fatal("the restarted daemon waited for the environment instead of reading its file")
+	}
+
+	if err := os.Chmod(restarted.file("s1"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if _, ok := New(dir, zap.NewNop()).Get("s1"); ok {
+		t.Fatal("a stored environment others could write was used")
 	}
 }
