@@ -7,7 +7,6 @@ import (
 	"encoding/json"
 	"errors"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -241,14 +240,10 @@ func TestFaultProcessReplaySparesAPidReusingNeighbour(t *testing.T) {
 		t.Fatalf("reaping the orphaned hook %d: %v", pid, err)
 	}
 	setChildSubreaper(false)
-	neighbour := testutil.StartWithPid(t, pid, func() *exec.Cmd {
-		n := exec.Command("sleep", "300")
-		n.SysProcAttr = &syscall.SysProcAttr{Setsid: true} // leads a group numbered pid
-		return n
-	})
+	neighbour := testutil.StartNeighbour(t, pid) // leads a new group numbered pid
 	e.Start()
 	Eventually(t, 20*time.Second, "the next daemon to replay the record", func() bool { return !recorded(e, "+"+strconv.Itoa(pid)) })
-	if testutil.ProcessGone(neighbour.Process.Pid) {
+	if !neighbour.Survived(t) {
 		t.Fatalf("the next daemon killed a neighbour that reused the recorded hook's pid %d", pid)
 	}
 	t.Logf("faults_process: daemon and reaper SIGKILLed, the hook (pid %d) ended and its pid went to a neighbour's new group: the next hookd serve left it alone", pid)

@@ -131,11 +131,7 @@ func TestFaultZygoteChildPidReuseSparesTheNeighbour(t *testing.T) {
 		}
 		return false
 	})
-	neighbour := testutil.StartWithPid(t, pid, func() *exec.Cmd {
-		c := exec.Command("sleep", "300")
-		c.SysProcAttr = &syscall.SysProcAttr{Setsid: true} // leads a group numbered pid
-		return c
-	})
+	neighbour := testutil.StartNeighbour(t, pid) // leads a new group numbered pid
 	syscall.Kill(daemon, syscall.SIGCONT)
 	stopped = false
 	r := <-res
@@ -143,7 +139,7 @@ func TestFaultZygoteChildPidReuseSparesTheNeighbour(t *testing.T) {
 		t.Fatalf("hookc: %d %s", r.Code, r.Stderr)
 	}
 	Eventually(t, 10*time.Second, "the zygote's report to be processed", func() bool { return runnerStats(e, "zygote")["forked"] >= 1 })
-	if syscall.Kill(neighbour.Process.Pid, 0) != nil || testutil.ProcessGone(neighbour.Process.Pid) {
+	if !neighbour.Survived(t) {
 		t.Fatalf("hookd killed the process group of a neighbour that reused the forked hook's pid %d", pid)
 	}
 	t.Logf("faults_zygote: forked hook pid %d reaped by its zygote, reused by a neighbour's new group before hookd read the exit: the neighbour survived", pid)

@@ -267,15 +267,11 @@ func TestReapRecordedSparesAPidReusingNeighbour(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(dir, recordPrefix+"1.1"), []byte(rec), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	neighbour := testutil.StartWithPid(t, pid, func() *exec.Cmd {
-		c := exec.Command("sleep", "300")
-		c.SysProcAttr = &syscall.SysProcAttr{Setsid: true} // leads group `pid`
-		return c
-	})
+	neighbour := testutil.StartNeighbour(t, pid) // leads group `pid`
 	if n := ReapRecorded(dir, t.Logf); n != 0 {
 		t.Fatalf("killed %d groups", n)
 	}
-	if !groupAlive(neighbour.Process.Pid) {
+	if !neighbour.Survived(t) {
 		t.Fatal("the neighbour that reused the hook's pid was killed")
 	}
 }
@@ -292,15 +288,11 @@ func TestChildNeverSignalsAfterTheReap(t *testing.T) {
 	if err := g.Reap(true, c.Wait); err != nil {
 		t.Fatal(err)
 	}
-	neighbour := testutil.StartWithPid(t, c.Process.Pid, func() *exec.Cmd {
-		n := exec.Command("sleep", "300")
-		n.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
-		return n
-	})
+	neighbour := testutil.StartNeighbour(t, c.Process.Pid)
 	if g.KillGroup() {
 		t.Fatal("KillGroup signalled after the reap")
 	}
-	if !groupAlive(neighbour.Process.Pid) {
+	if !neighbour.Survived(t) {
 		t.Fatal("the neighbour was killed")
 	}
 }

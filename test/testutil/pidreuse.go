@@ -1,7 +1,9 @@
 package testutil
 
 import (
+	"bufio"
 	"errors"
+	"io"
 	"os"
 	"os/exec"
 	"strconv"
@@ -65,4 +67,47 @@ func StartWithPid(t testing.TB, pid int, mk func() *exec.Cmd) *exec.Cmd {
 	}
 	t.Fatalf("could not start a process with pid %d (another process took it first 200 times)", pid)
 	return nil
+}
+
+// Neighbour is a pid-reusing neighbour: a shell that leads its own session and process
+// group (numbered with the pid it was given) and echoes every line it reads.
+type Neighbour struct {
+	Cmd *exec.Cmd
+	in  io.WriteCloser
+	out *bufio.Reader
+}
+
+// StartNeighbour starts a Neighbour with the pid pid (StartWithPid).
+func StartNeighbour(t testing.TB, pid int) *Neighbour {
+	t.Helper()
+	var n Neighbour
+	n.Cmd = StartWithPid(t, pid, func() *exec.Cmd {
+		c := exec.Command("sh", "-c", `while read -r x; do echo "$x"; done`)
+		c.SysProcAttr = &syscall.SysProcAttr{Setsid: true} // leads a group numbered pid
+		in, err := c.StdinPipe()
+		if err != nil {
+			t.Fatal(err)
+		}
+		out, err := c.StdoutPipe()
+		if err != nil {
+			t.Fatal(err)
+		}
+		n.in, n.out = in, bufio.NewReader(out)
+		return c
+	})
+	return &n
+}
+
+// Survived reports whether the neighbour was never killed up to now: it answers a line
+// written now. Checking that its pid still runs is not enough — a SIGKILL sent a moment
+// ago may still be pending — but a process with a pending SIGKILL never returns from its
+// read to answer. So whatever hookd did before this call, its effect is seen here, with
+// no sleep and no timing.
+func (n *Neighbour) Survived(t testing.TB) bool {
+	t.Helper()
+	if _, err := io.WriteString(n.in, "ping\n"); err != nil {
+		return false // EPIPE: it is gone
+	}
+	line, err := n.out.ReadString('\n') // EOF if it dies
+	return err == nil && line == "ping\n"
 }

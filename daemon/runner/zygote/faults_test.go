@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"net"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"regexp"
 	"syscall"
@@ -228,17 +227,13 @@ func TestChildKillSparesAPidReusingNeighbour(t *testing.T) {
 			// The zygote forks the next spare right after the reap: let it, so that the spare
 			// does not take the pid the neighbour is about to be given.
 			zygoteAtRest(t, m.ZygotePIDs()[0])
-			neighbour := testutil.StartWithPid(t, c.Pid, func() *exec.Cmd {
-				n := exec.Command("sleep", "300")
-				n.SysProcAttr = &syscall.SysProcAttr{Setsid: true} // leads group c.Pid
-				return n
-			})
+			neighbour := testutil.StartNeighbour(t, c.Pid) // leads group c.Pid
 			c.Kill()
 			if old {
 				// The zygote gets the request; give it time to act on it (it must not).
 				forked(t, m, spec, nil)
 			}
-			if testutil.ProcessGone(neighbour.Process.Pid) {
+			if !neighbour.Survived(t) {
 				t.Fatal("the neighbour that reused the forked hook's pid was killed")
 			}
 		})
