@@ -57,8 +57,8 @@ type Sealed struct {
 // HeadPath returns the head file for the current file path.
 func HeadPath(path string) string { return strings.TrimSuffix(path, ".jsonl") + ".head.json" }
 
-// ReadHead reads a head file; a missing file yields (nil, nil).
-func ReadHead(path string) (*Head, error) {
+// readHead reads a head file; a missing file yields (nil, nil).
+func readHead(path string) (*Head, error) {
 	data, err := os.ReadFile(path)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, nil
@@ -225,7 +225,7 @@ func (l *Log) reopen(first bool) error {
 		l.f = nil
 	}
 	path := l.opts.Path
-	head, herr := ReadHead(HeadPath(path))
+	head, herr := readHead(HeadPath(path))
 	if herr != nil {
 		l.log.Error("audit head unreadable; rebuilding it from the files", zap.Error(herr))
 	}

@@ -56,7 +56,7 @@ const DefaultFile = "decisions.jsonl"
 type Log struct {
 	opts Options
 	log  *zap.Logger
-	mask *Masker
+	mask *masker
 	dir  string
 	base string // file name without ".jsonl"
 
@@ -130,7 +130,7 @@ func Open(o Options) (*Log, error) {
 	if o.Path == "" {
 		return nil, errors.New("audit log path is empty")
 	}
-	m, err := NewMasker(o.Mask, o.MaxFieldBytes)
+	m, err := newMasker(o.Mask, o.MaxFieldBytes)
 	if err != nil {
 		return nil, err
 	}
@@ -211,7 +211,7 @@ func (l *Log) maskRecord(r *Record) {
 		h.Error = l.mask.Text(h.Error)
 	}
 	if l.mask.command != "" && len(r.Hooks) > 0 {
-		labels = append(labels, CommandPath+":"+l.mask.command)
+		labels = append(labels, commandPath+":"+l.mask.command)
 	}
 	r.Reason = l.mask.Text(r.Reason)
 	seen := map[string]bool{}

@@ -222,7 +222,7 @@ func TestRotationAndRetention(t *testing.T) {
 	if rep.StartsAfter == 0 || rep.LastSeq != 60 {
 		t.Fatalf("retention should have pruned the chain's start: %+v", rep)
 	}
-	head, _ := ReadHead(HeadPath(l.Path()))
+	head, _ := readHead(HeadPath(l.Path()))
 	if head.Pruned == nil || len(head.Sealed) != 3 || head.Seq != 60 {
 		t.Fatalf("head %+v", head)
 	}
@@ -550,7 +550,7 @@ func TestHeadCoversEveryAppend(t *testing.T) {
 							t.Error(err)
 							return
 						}
-						h, err := ReadHead(HeadPath(l.Path()))
+						h, err := readHead(HeadPath(l.Path()))
 						if err != nil || h == nil {
 							t.Errorf("head: %v %v", h, err)
 							return
@@ -562,7 +562,7 @@ func TestHeadCoversEveryAppend(t *testing.T) {
 				}(g)
 			}
 			wg.Wait()
-			h, _ := ReadHead(HeadPath(l.Path()))
+			h, _ := readHead(HeadPath(l.Path()))
 			if h.Seq != 40 || l.Head().Seq != 40 || l.Head().Hash != h.Hash {
 				t.Fatalf("head after 40 appends: disk %+v mem %+v", h, l.Head())
 			}

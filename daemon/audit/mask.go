@@ -17,11 +17,11 @@ const (
 	MaskDrop = "drop" // remove the key (or array element)
 )
 
-// CommandPath is the mask path that applies to each hook's command in a record:
+// commandPath is the mask path that applies to each hook's command in a record:
 // "hash" records command_sha256 instead of the command, "drop" records neither.
-const CommandPath = "hooks.command"
+const commandPath = "hooks.command"
 
-// Masker hides configured fields before a record is written, and caps sizes.
+// masker hides configured fields before a record is written, and caps sizes.
 //
 // Paths are dotted, from the top of the event payload: "tool_input.content",
 // "tool_input.edits.*.new_string" ("*" matches any key or array index). A rule whose
@@ -30,7 +30,7 @@ const CommandPath = "hooks.command"
 // a string longer than MaxFieldBytes keeps its first MaxFieldBytes bytes plus a marker
 // with its full length and SHA-256, and an input still larger than 4×MaxFieldBytes is
 // replaced by its length and SHA-256.
-type Masker struct {
+type masker struct {
 	input, updated []maskRule
 	command        string // "", MaskHash or MaskDrop
 	max            int
@@ -44,19 +44,19 @@ type maskRule struct {
 
 // MaskRule hides one field of recorded payloads (hookd's configuration: audit.mask).
 type MaskRule struct {
-	Path   string // dotted, e.g. "tool_input.content"; see Masker
+	Path   string // dotted, e.g. "tool_input.content"; see masker
 	Action string // MaskHash or MaskDrop
 }
 
-// DefaultMaxFieldBytes caps a recorded string when the configuration says nothing.
-const DefaultMaxFieldBytes = 64 << 10
+// defaultMaxFieldBytes caps a recorded string when the configuration says nothing.
+const defaultMaxFieldBytes = 64 << 10
 
-// NewMasker compiles mask rules. maxFieldBytes <= 0 means DefaultMaxFieldBytes.
-func NewMasker(rules []MaskRule, maxFieldBytes int) (*Masker, error) {
+// newMasker compiles mask rules. maxFieldBytes <= 0 means defaultMaxFieldBytes.
+func newMasker(rules []MaskRule, maxFieldBytes int) (*masker, error) {
 	if maxFieldBytes <= 0 {
-		maxFieldBytes = DefaultMaxFieldBytes
+		maxFieldBytes = defaultMaxFieldBytes
 	}
-	m := &Masker{max: maxFieldBytes}
+	m := &masker{max: maxFieldBytes}
 	for i, r := range rules {
 		if r.Action != MaskHash && r.Action != MaskDrop {
 			return nil, fmt.Errorf("audit.mask[%d].action: must be %q or %q (found %q)", i, MaskHash, MaskDrop, r.Action)
@@ -69,7 +69,7 @@ func NewMasker(rules []MaskRule, maxFieldBytes int) (*Masker, error) {
 		}
 		mr := maskRule{path: segs, action: r.Action, label: r.Path + ":" + r.Action}
 		switch {
-		case r.Path == CommandPath:
+		case r.Path == commandPath:
 			m.command = r.Action
 		case segs[0] == "updated_input":
 			if len(segs) == 1 {
@@ -90,17 +90,17 @@ func NewMasker(rules []MaskRule, maxFieldBytes int) (*Masker, error) {
 
 // Input masks and caps an event payload. It returns the value to record and the labels
 // of the rules that changed it.
-func (m *Masker) Input(raw json.RawMessage) (json.RawMessage, []string) {
+func (m *masker) Input(raw json.RawMessage) (json.RawMessage, []string) {
 	return m.apply(raw, m.input)
 }
 
 // UpdatedInput masks and caps a merged updatedInput.
-func (m *Masker) UpdatedInput(raw json.RawMessage) (json.RawMessage, []string) {
+func (m *masker) UpdatedInput(raw json.RawMessage) (json.RawMessage, []string) {
 	return m.apply(raw, m.updated)
 }
 
 // Command returns what to record for a hook command: the command or its SHA-256.
-func (m *Masker) Command(cmd string) (command, sha string) {
+func (m *masker) Command(cmd string) (command, sha string) {
 	switch m.command {
 	case MaskHash:
 		return "", sha256Hex([]byte(cmd))
@@ -111,14 +111,14 @@ func (m *Masker) Command(cmd string) (command, sha string) {
 }
 
 // Text caps a free-text field (reasons, hook errors).
-func (m *Masker) Text(s string) string {
+func (m *masker) Text(s string) string {
 	if len(s) <= m.max {
 		return s
 	}
 	return capString(s, m.max)
 }
 
-func (m *Masker) apply(raw json.RawMessage, rules []maskRule) (json.RawMessage, []string) {
+func (m *masker) apply(raw json.RawMessage, rules []maskRule) (json.RawMessage, []string) {
 	if len(raw) == 0 {
 		return nil, nil
 	}

@@ -42,7 +42,7 @@ func TestMasker(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			m, err := NewMasker(c.rules, c.max)
+			m, err := newMasker(c.rules, c.max)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -58,7 +58,7 @@ func TestMasker(t *testing.T) {
 }
 
 func TestMaskerCap(t *testing.T) {
-	m, _ := NewMasker(nil, 64)
+	m, _ := newMasker(nil, 64)
 	long := strings.Repeat("é", 40) // 80 bytes
 	got, labels := m.Input(json.RawMessage(`{"a":"` + long + `","b":"short"}`))
 	var v map[string]string
@@ -80,9 +80,9 @@ func TestMaskerCap(t *testing.T) {
 }
 
 func TestMaskerUpdatedInputAndCommand(t *testing.T) {
-	m, err := NewMasker([]MaskRule{
+	m, err := newMasker([]MaskRule{
 		{Path: "tool_input.content", Action: "hash"}, {Path: "updated_input.token", Action: "drop"},
-		{Path: CommandPath, Action: "hash"},
+		{Path: commandPath, Action: "hash"},
 	}, 0)
 	if err != nil {
 		t.Fatal(err)
@@ -99,7 +99,7 @@ func TestMaskerUpdatedInputAndCommand(t *testing.T) {
 
 // TestMaskBeforeWrite: the secret never reaches the file.
 func TestMaskBeforeWrite(t *testing.T) {
-	l := openLog(t, Options{Mask: []MaskRule{{Path: "tool_input.content", Action: "hash"}, {Path: CommandPath, Action: "hash"}}})
+	l := openLog(t, Options{Mask: []MaskRule{{Path: "tool_input.content", Action: "hash"}, {Path: commandPath, Action: "hash"}}})
 	r := decision(1)
 	r.Input = json.RawMessage(`{"tool_name":"Write","tool_input":{"file_path":"/x","content":"TOPSECRET"}}`)
 	r.UpdatedInput = json.RawMessage(`{"file_path":"/x","content":"TOPSECRET2"}`)

@@ -139,13 +139,13 @@ func NewShipper(o ShipperOptions) (*Shipper, error) {
 		o.Logger = zap.NewNop()
 	}
 	s := &Shipper{o: o, log: o.Logger.With(zap.String("exporter", o.Name)), wake: make(chan struct{}, 1),
-		cursor: CursorPath(o.Path, o.Name)}
+		cursor: cursorPath(o.Path, o.Name)}
 	s.st.Name = o.Name
 	return s, nil
 }
 
-// CursorPath is where the shipper called name keeps its cursor for the log at path.
-func CursorPath(path, name string) string {
+// cursorPath is where the shipper called name keeps its cursor for the log at path.
+func cursorPath(path, name string) string {
 	return strings.TrimSuffix(path, ".jsonl") + "." + name + ".cursor"
 }
 
@@ -570,16 +570,16 @@ func (s *Shipper) readFile(batch []Entry) ([]Entry, error) {
 	return batch, nil
 }
 
-// ExportedSeq reads the cursor of the shipper called name for the log at path (for
+// exportedSeq reads the cursor of the shipper called name for the log at path (for
 // `hookd status` when the daemon is not the one asking).
-func ExportedSeq(path, name string) (uint64, error) {
-	data, err := os.ReadFile(CursorPath(path, name))
+func exportedSeq(path, name string) (uint64, error) {
+	data, err := os.ReadFile(cursorPath(path, name))
 	if err != nil {
 		return 0, err
 	}
 	var c cursorFile
 	if err := json.Unmarshal(data, &c); err != nil {
-		return 0, fmt.Errorf("%s: %w", filepath.Base(CursorPath(path, name)), err)
+		return 0, fmt.Errorf("%s: %w", filepath.Base(cursorPath(path, name)), err)
 	}
 	return c.Seq, nil
 }

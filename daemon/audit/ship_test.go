@@ -122,7 +122,7 @@ func TestShipperDeliversInOrderAcrossRotationAndFailures(t *testing.T) {
 	if sink.calls <= 3 {
 		t.Fatalf("sink called %d times; the three failures were not retried", sink.calls)
 	}
-	if c, err := ExportedSeq(l.Path(), "test"); err != nil || c != n {
+	if c, err := exportedSeq(l.Path(), "test"); err != nil || c != n {
 		t.Fatalf("cursor = %d, %v; want %d", c, err, n)
 	}
 

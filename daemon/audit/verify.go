@@ -113,7 +113,7 @@ func VerifyLog(path string) (*Report, error) {
 func verifyLog(path string) (*Report, error) {
 	dir := filepath.Dir(path)
 	base := strings.TrimSuffix(filepath.Base(path), ".jsonl")
-	head, herr := ReadHead(HeadPath(path))
+	head, herr := readHead(HeadPath(path))
 	rep := &Report{}
 	if herr != nil {
 		rep.Problems = append(rep.Problems, Problem{Kind: ProblemHeadMismatch, File: filepath.Base(HeadPath(path)), Message: herr.Error()})

@@ -295,7 +295,7 @@ func (p *Pool) Run(ctx context.Context, spec ProcSpec) ProcResult {
 // It also applies the settings-change rule: a new revision of a hook discards the
 // processes of its older revisions.
 func (p *Pool) key(spec ProcSpec) *warmKey {
-	k := PrewarmKey(spec)
+	k := prewarmKey(spec)
 	now := time.Now()
 	p.mu.Lock()
 	if p.closed {
@@ -787,14 +787,14 @@ func (p *Pool) IdlePIDs() []int {
 	return pids
 }
 
-// PrewarmKey is the identity a prewarmed process must share with an event to serve it:
+// prewarmKey is the identity a prewarmed process must share with an event to serve it:
 // sha256 over everything that makes the process what it is — the command, args (or their
 // absence: shell form), shell, working directory, the environment exactly and in order,
 // the output cap and group handling it was started with — and the prewarm policy it was
 // started under. Not the hook: two hooks whose commands would start identical processes
 // (a Write and an Edit matcher running the same script) share their warm processes; a
 // process cannot tell which hook's event it is given.
-func PrewarmKey(spec ProcSpec) string {
+func prewarmKey(spec ProcSpec) string {
 	return specKey(spec, false)
 }
 

@@ -368,7 +368,7 @@ func TestPoolIdenticalHooksShareProcesses(t *testing.T) {
 	} {
 		other := write
 		change(&other)
-		if PrewarmKey(other) == PrewarmKey(write) {
+		if prewarmKey(other) == prewarmKey(write) {
 			t.Errorf("%s: a different process shares the prewarm key", name)
 		}
 	}
