@@ -5,6 +5,8 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"errors"
+	"fmt"
+	"os"
 	"sync"
 	"testing"
 	"time"
@@ -53,19 +55,25 @@ func (m *memSink) seqs() []uint64 {
 	return out
 }
 
+// waitFor polls cond until it holds. It has no deadline of its own — a slow machine only
+// waits longer; the test binary's -timeout bounds a real hang — but every 30 s it says on
+// stderr what it is still waiting for, with debugDump's state, so that a hang that ends in
+// -timeout's stack dump shows it.
 func waitFor(t *testing.T, what string, cond func() bool) {
 	t.Helper()
-	deadline := time.Now().Add(30 * time.Second)
+	next := time.Now().Add(30 * time.Second)
 	for !cond() {
-		if time.Now().After(deadline) {
-			debugDump(t)
-			t.Fatalf("timed out waiting for %s", what)
+		if time.Now().After(next) {
+			fmt.Fprintf(os.Stderr, "%s: still waiting for %s: %s\n", t.Name(), what, debugDump())
+			next = time.Now().Add(30 * time.Second)
 		}
 		time.Sleep(5 * time.Millisecond)
 	}
 }
 
-var debugDump = func(*testing.T) {}
+// debugDump describes the state a waiting test is in (set by the test; only state read
+// under locks, as the shipper runs meanwhile).
+var debugDump = func() string { return "" }
 
 func runShipper(t *testing.T, l *Log, sink Sink) (*Shipper, func()) {
 	t.Helper()
@@ -90,10 +98,9 @@ func runShipper(t *testing.T, l *Log, sink Sink) (*Shipper, func()) {
 func TestShipperDeliversInOrderAcrossRotationAndFailures(t *testing.T) {
 	l := openLog(t, Options{MaxBytes: 4 << 10})
 	sink := &memSink{fail: 3}
-	sh, stop := runShipper(t, l, sink)
-	debugDump = func(t *testing.T) {
-		t.Logf("shipped %v status %+v at=%d fi=%v", sink.seqs(), l.Exporters(), sh.at, sh.fi.Name())
-	}
+	_, stop := runShipper(t, l, sink)
+	debugDump = func() string { return fmt.Sprintf("shipped %v status %+v", sink.seqs(), l.Exporters()) }
+	defer func() { debugDump = func() string { return "" } }()
 	const n = 60
 	for i := 1; i <= n; i++ {
 		if err := l.Append(context.Background(), decision(i)); err != nil {

@@ -124,12 +124,15 @@ func TestGateUnknownPeersEvictOldestPending(t *testing.T) {
 // net/http's own (a minute here): it is closed after HeadTimeout.
 func TestGatePendingHeadDeadline(t *testing.T) {
 	s := gateServer(t, 256, 8, 200*time.Millisecond, unknownPeer)
+	// The deadline runs from the server's accept, which can come before Dial returns:
+	// the clock starts before the dial, so a slow machine cannot make the close look
+	// early (it only makes it later).
+	start := time.Now()
 	c, err := net.Dial("tcp", s.Addr())
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer c.Close()
-	start := time.Now()
 	if _, err := io.WriteString(c, halfHead); err != nil {
 		t.Fatal(err)
 	}
