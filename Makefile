@@ -97,7 +97,7 @@ LEAF_PKGS := github.com/hookd/hookd/configs/atomicfile
 # darwin/arm64 (-exec /bin/true runs none: they run on hosted CI, .github/workflows/ci.yml).
 DARWIN_PKGS ?= ./...
 
-lint: ## go vet, staticcheck, gofmt, import promises, package size (<= 3,500 non-test lines), darwin cross-build and vet
+lint: ## go vet, staticcheck, gofmt, import promises, package size (<= 3,500 non-test lines), function length (daemon: <= 80), darwin cross-build and vet
 	$(GO) vet ./...
 	$(GO) vet -tags e2e ./test/e2e/
 	$(GO) vet -tags fleet ./test/
@@ -121,6 +121,8 @@ lint: ## go vet, staticcheck, gofmt, import promises, package size (<= 3,500 non
 	if [ -n "$$heavy" ]; then echo "cmd/hookc links" $$heavy "(protocol/lite exists to avoid them)"; exit 1; fi
 	@out=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
 	@test/lint/pkgsize.sh
+	@# No function in the daemon package (engine, server) longer than 80 lines (issue 24).
+	@$(GO) run ./test/lint/funclen -max 80 daemon
 	@for arch in arm64 amd64; do \
 		echo "GOOS=darwin GOARCH=$$arch go build + go vet: $(DARWIN_PKGS)"; \
 		GOOS=darwin GOARCH=$$arch $(GO) build $(DARWIN_PKGS) && GOOS=darwin GOARCH=$$arch $(GO) vet $(DARWIN_PKGS) || exit 1; \
