@@ -271,7 +271,9 @@ func TestMergeStage(t *testing.T) {
 
 // TestResolveStage: permission rules judge the tool call after the merge — a hook allow
 // never bypasses a deny or ask rule; for harnesses that do not read Claude Code's rules
-// their deny or ask is the answer, unless hookd's configuration opts that harness out.
+// their deny or ask is the answer, unless hookd's configuration opts that harness out
+// (moved down from test/harnesses_test.go's TestHarnessRulesOptOut; the configuration
+// key itself is configs' test).
 func TestResolveStage(t *testing.T) {
 	files := map[string]string{"~/.claude/settings.json": `{"permissions":{"deny":["Bash(rm *)"],"ask":["Bash(git push *)"]},
 		"hooks":{"PreToolUse":[{"matcher":"Bash","hooks":[{"type":"command","command":"guard"}]}],
@@ -286,6 +288,13 @@ func TestResolveStage(t *testing.T) {
 	codex := func(cmd string) func(*world) *protocol.Request {
 		return func(w *world) *protocol.Request {
 			r := w.codexPreToolUse()
+			r.Event = []byte(strings.Replace(string(r.Event), `"command":"ls"`, `"command":"`+cmd+`"`, 1))
+			return r
+		}
+	}
+	gemini := func(cmd string) func(*world) *protocol.Request {
+		return func(w *world) *protocol.Request {
+			r := w.geminiBeforeTool()
 			r.Event = []byte(strings.Replace(string(r.Event), `"command":"ls"`, `"command":"`+cmd+`"`, 1))
 			return r
 		}
@@ -313,6 +322,7 @@ func TestResolveStage(t *testing.T) {
 		{"codex: no hook decision — the deny rule is the answer", codex("rm -rf x"), "", false, "deny", "deny", true},
 		{"codex: the ask rule is the answer", codex("git push origin"), "", false, "ask", "ask", true},
 		{"codex opted out of the rules: nothing judged", codex("rm -rf x"), allow(""), true, "allow", "", false},
+		{"gemini: codex's opt-out is codex's only — the deny rule is the answer", gemini("rm -rf x"), "", true, "deny", "deny", true},
 		{"PermissionRequest: a plain allow answers the prompt, not rechecked", permissionRequest,
 			`{"hookSpecificOutput":{"hookEventName":"PermissionRequest","decision":{"behavior":"allow"}}}`, false, "allow", "", false},
 	} {

@@ -128,21 +128,6 @@ exit 0
 	})
 }
 
-// Opting a harness out of the Claude Code permission rules (hookd's own config).
-func TestHarnessRulesOptOut(t *testing.T) {
-	e := NewEnv(t)
-	e.WriteSettings("user", `{"permissions":{"deny":["Bash(rm:*)"]}}`)
-	e.Config = filepath.Join(e.Root, "hookd.json")
-	WriteAtomic(t, e.Config, `{"harnesses":{"codex":{"permission_rules":false}}}`)
-	e.Start()
-	if r := e.Hookc(codexPre(e, "rm -rf x"), "--harness", "codex"); strings.Contains(r.Stdout, "deny") || r.Code != 0 {
-		t.Errorf("codex opted out, still denied: %+v", r)
-	}
-	if r := e.Hookc(geminiPre(e, "rm -rf x"), "--harness", "gemini"); !strings.Contains(r.Stdout, `"decision":"deny"`) {
-		t.Errorf("gemini not opted out, not denied: %+v", r)
-	}
-}
-
 // Codex's Interrupt is answered (with only what its schema allows); an unknown harness or
 // event is an error, which hookc turns into a block.
 func TestCodexInterruptAndUnknowns(t *testing.T) {
