@@ -4,13 +4,13 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"github.com/hookd/hookd/daemon/internal/sessionenv"
 	"os"
 	"slices"
 	"strings"
 
 	"go.uber.org/zap"
 
+	"github.com/hookd/hookd/daemon/internal/sessionenv"
 	"github.com/hookd/hookd/daemon/runner"
 	"github.com/hookd/hookd/events"
 	"github.com/hookd/hookd/protocol"
