@@ -235,6 +235,11 @@ var attacks = []func(g *oracleGen, c string) string{
 	func(g *oracleGen, c string) string { return "unshare <<< " + quote(c) },
 	func(g *oracleGen, c string) string { return "true && !(" + c + ")" },
 	func(g *oracleGen, c string) string { return "echo " + quote(c) + " | sg nogroup" },
+	func(g *oracleGen, c string) string { return "x=" + quote("1 a[$("+c+")]") + "; echo $((x))" },
+	func(g *oracleGen, c string) string { return "a=(1); echo ${a[" + quote("$(( $("+c+") ))") + "]}" },
+	func(g *oracleGen, c string) string {
+		return "declare -i n; n=" + quote("a[$(cat <<E >/dev/null\nfoo\nE\\\n\n"+c+"\nE)]")
+	},
 }
 
 // benignCommands run no rm (an rm word where it does not run).

@@ -609,8 +609,9 @@ func (w *walker) arithAssignsText(s string) {
 		w.env.kill()
 		return
 	}
-	x, err := syntax.NewParser(syntax.Variant(syntax.LangBash)).Arithmetic(strings.NewReader(s))
-	if err != nil {
+	x, ok := parseArith(s)
+	if !ok {
+		w.env.kill() // what it assigns is unknown (arithText fails closed on it)
 		return
 	}
 	syntax.Walk(x, func(n syntax.Node) bool {

@@ -100,7 +100,13 @@ func (w *walker) operand(wd *syntax.Word, depth int) string {
 			}
 			known = false
 		case *syntax.ArithmExp:
-			known = false // an integer
+			// An integer, once its own expression is understood: text
+			// from a string is not walked as commands, so a substitution
+			// inside (`'$(( $(rm x) ))'`) is seen only here.
+			if why := w.arith(p.X, depth); why != "" {
+				return why
+			}
+			known = false
 		default:
 			return "arithmetic evaluates the output of `" + w.ev.srcOf(p) + "` as code"
 		}
@@ -211,9 +217,12 @@ func (w *walker) arithText(s string, depth int) string {
 	if c, _ := bash.Cost(t); c > 1024 {
 		return "arithmetic evaluates `" + clip(t) + "`"
 	}
-	x, err := syntax.NewParser(syntax.Variant(syntax.LangBash)).Arithmetic(strings.NewReader(t))
-	if err != nil {
-		return "" // bash reports the same syntax error and evaluates nothing
+	x, ok := parseArith(t)
+	if !ok {
+		// mvdan cannot read it all; bash may (a here-document ended by
+		// `E)` inside a substitution), and a syntax error stops bash only
+		// after the subscripts before it ran (`1 a[$(rm x)]`).
+		return "arithmetic evaluates `" + clip(t) + "`, which hookd cannot parse"
 	}
 	sub := *w
 	sub.ev.src = t
@@ -222,6 +231,18 @@ func (w *walker) arithText(s string, depth int) string {
 		return "arithmetic evaluates `" + clip(t) + "`: " + why
 	}
 	return ""
+}
+
+// parseArith parses s as one arithmetic expression, all of it: mvdan's
+// Arithmetic stops after the first expression and ignores the rest ("a
+// a[$(rm x)]" reads as `a`), while bash reads on, expanding subscripts,
+// until its syntax error.
+func parseArith(s string) (syntax.ArithmExpr, bool) {
+	x, err := syntax.NewParser(syntax.Variant(syntax.LangBash)).Arithmetic(strings.NewReader(s))
+	if err != nil || x == nil || strings.TrimSpace(s[min(int(x.End().Offset()), len(s)):]) != "" {
+		return nil, false
+	}
+	return x, true
 }
 
 // nameArg checks a variable name given to a builtin as text (read NAME,

@@ -92,6 +92,9 @@ var postureTests = []struct {
 	// Code in data.
 	{"arithmetic on a literal with a subscript", "x='a[$(rm -rf x)]'; echo $((x))", "", "arithmetic evaluates", ""},
 	{"arithmetic on a command's output", "echo $(( $(echo 'a[$(rm -rf x)]') ))", "", "arithmetic evaluates the output", ""},
+	{"arithmetic inside a string's arithmetic", "a=(1); echo ${a['$(( $(rm -rf x) ))']}", "", "arithmetic evaluates the output", ""},
+	{"text after a string's expression", "x='1 a[$(rm -rf x)]'; echo $((x))", "", "cannot parse", ""},
+	{"a string's expression mvdan cannot parse", "declare -i n; n='a[$(cat <<E\nfoo\nE\\\n\nrm -rf x\nE)]'", "", "cannot parse", ""},
 	{"arithmetic on a number", "n=3; echo $(( n * 2 ))", "", "", ""},
 	{"arithmetic on the environment", "echo $(( COLUMNS - 2 ))", "", "", ""},
 	{"arithmetic on an integer", "i=0; (( i++ )); echo $(( i + 1 ))", "", "", ""},
