@@ -2,6 +2,7 @@ package rules
 
 import (
 	"bufio"
+	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -130,17 +131,19 @@ func oracleRun(dir, cmd string, pid1 bool) (r oracleResult) {
 		r.Err = err.Error()
 		return r
 	}
-	done := make(chan struct{})
+	done, timedOut := make(chan struct{}), make(chan bool, 1)
 	go func() {
 		select {
 		case <-done:
+			timedOut <- false
 		case <-time.After(oracleTimeout):
-			r.TimedOut = true
 			_ = syscall.Kill(-c.Process.Pid, syscall.SIGKILL)
+			timedOut <- true
 		}
 	}()
 	_ = c.Wait()
 	close(done)
+	r.TimedOut = <-timedOut
 	// What the command left running (coprocesses, `&`, setsid) may still
 	// run rm: give it a moment, then kill everything.
 	if pid1 {
@@ -203,7 +206,7 @@ func startOracle(t *testing.T, n int) *oracle {
 		t.Fatal(err)
 	}
 	o := &oracle{base: base}
-	t.Cleanup(func() { o.stop(); _ = os.RemoveAll(base) })
+	t.Cleanup(func() { o.stop(t); _ = os.RemoveAll(base) })
 	if err := os.Chmod(base, 0o755); err != nil {
 		t.Fatal(err)
 	}
@@ -215,22 +218,8 @@ func startOracle(t *testing.T, n int) *oracle {
 	if err := copyFile(self, helper, 0o755); err != nil {
 		t.Fatal(err)
 	}
-	root := os.Geteuid() == 0
-	uid, gid := os.Getuid(), os.Getgid()
-	var wrap []string
-	switch {
-	case root:
-		uid, gid = 65534, 65534
-		wrap = []string{"unshare", "--net", "--pid", "--fork", "--mount-proc", "--kill-child",
-			"setpriv", "--reuid=65534", "--regid=65534", "--clear-groups", "--inh-caps=-all", "--bounding-set=-all",
-			"--no-new-privs", "--"}
-		o.isolation = "as nobody (setpriv, no capabilities), new network, PID and mount namespaces"
-	case exec.Command("unshare", "--user", "--map-root-user", "--net", "--pid", "--fork", "--mount-proc", "true").Run() == nil:
-		wrap = []string{"unshare", "--user", "--map-root-user", "--net", "--pid", "--fork", "--mount-proc", "--kill-child", "--"}
-		o.isolation = "as the (unprivileged) test user in a user namespace with new network, PID and mount namespaces"
-	default:
-		o.isolation = "as the (unprivileged) test user, no namespaces (network not isolated; process groups instead of a PID namespace)"
-	}
+	uid, gid, wrap, isolation := oracleSandbox(t)
+	o.isolation = isolation
 	for i := 0; i < n; i++ {
 		dir := filepath.Join(base, "s"+strconv.Itoa(i))
 		for _, d := range []string{dir, filepath.Join(dir, "bin"), filepath.Join(dir, "work")} {
@@ -272,10 +261,55 @@ func startOracle(t *testing.T, n int) *oracle {
 	return o
 }
 
-func (o *oracle) stop() {
-	for _, s := range o.slots {
+// oracleSandbox decides how the helpers run. As root: as nobody (setpriv,
+// no capabilities) in new network, PID and mount namespaces (unshare). As
+// another user: in an unprivileged user namespace with the same new
+// namespaces. Where neither works the oracle does not quietly weaken: under
+// CI (CI=true) the test fails, saying why; elsewhere (a developer's machine
+// without user namespaces) it runs as the user without namespaces and its
+// log says so.
+func oracleSandbox(t *testing.T) (uid, gid int, wrap []string, isolation string) {
+	t.Helper()
+	probe := func(wrap []string) error {
+		out, err := exec.Command(wrap[0], append(wrap[1:], "true")...).CombinedOutput()
+		if err != nil {
+			return fmt.Errorf("%s true: %v: %s", strings.Join(wrap, " "), err, bytes.TrimSpace(out))
+		}
+		return nil
+	}
+	ns := []string{"unshare", "--net", "--pid", "--fork", "--mount-proc", "--kill-child"}
+	if os.Geteuid() == 0 {
+		wrap = append(ns, "setpriv", "--reuid=65534", "--regid=65534", "--clear-groups", "--inh-caps=-all",
+			"--bounding-set=-all", "--no-new-privs", "--")
+		if err := probe(wrap); err != nil {
+			t.Fatalf("the real-bash oracle runs its commands as nobody in new namespaces, and as root that failed "+
+				"(a container without CAP_SYS_ADMIN? util-linux missing?): %v", err)
+		}
+		return 65534, 65534, wrap, "as nobody (setpriv, no capabilities), new network, PID and mount namespaces"
+	}
+	wrap = append([]string{"unshare", "--user", "--map-root-user"}, append(ns[1:], "--")...)
+	err := probe(wrap)
+	if err == nil {
+		return os.Getuid(), os.Getgid(), wrap, "as the (unprivileged) test user in a user namespace with new network, PID and mount namespaces"
+	}
+	if os.Getenv("CI") == "true" {
+		t.Fatalf("the real-bash oracle needs root or unprivileged user namespaces, and CI must run it "+
+			"(run the tests as root, or allow user namespaces: sysctl kernel.unprivileged_userns_clone=1, "+
+			"kernel.apparmor_restrict_unprivileged_userns=0): %v", err)
+	}
+	t.Logf("LOUD: no user namespaces (%v): the oracle runs as this user without them", err)
+	return os.Getuid(), os.Getgid(), nil,
+		"as the (unprivileged) test user, no namespaces (network not isolated; process groups instead of a PID namespace)"
+}
+
+// stop ends the helpers; one that exits with an error (a data race under
+// -race, a crash) fails the test.
+func (o *oracle) stop(t *testing.T) {
+	for i, s := range o.slots {
 		_ = s.in.Close()
-		_ = s.cmd.Wait()
+		if err := s.cmd.Wait(); err != nil {
+			t.Errorf("the oracle's helper %d exited: %v (its output is above)", i, err)
+		}
 	}
 	o.slots = nil
 }
