@@ -151,23 +151,30 @@ func (f *facts) setPoison(why string) {
 	}
 }
 
-func (f *facts) isAlias(name string) bool {
-	if f.aliases[name] {
+// has reads a fact about a name (kind names it in questions), remembering
+// a "no".
+func (f *facts) has(m map[string]bool, kind, name string) bool {
+	if m[name] {
 		return true
 	}
-	f.asked("alias", name)
+	f.asked(kind, name)
 	return false
 }
 
-func (f *facts) addAlias(name string) {
-	if !f.aliases[name] {
-		if f.aliases == nil {
-			f.aliases = map[string]bool{}
-		}
-		f.aliases[name] = true
-		f.learnt("alias", name)
+// add learns a fact about a name; the map is made on first write.
+func (f *facts) add(m *map[string]bool, kind, name string) {
+	if (*m)[name] {
+		return
 	}
+	if *m == nil {
+		*m = map[string]bool{}
+	}
+	(*m)[name] = true
+	f.learnt(kind, name)
 }
+
+func (f *facts) isAlias(name string) bool { return f.has(f.aliases, "alias", name) }
+func (f *facts) addAlias(name string)     { f.add(&f.aliases, "alias", name) }
 
 // hash returns the paths `hash -p` gave name; ok is false when it has none
 // and known false when one of them is not a literal.
@@ -210,15 +217,7 @@ func (f *facts) isInt(name string) bool {
 	return false
 }
 
-func (f *facts) addInt(name string) {
-	if !f.intAttr[name] {
-		if f.intAttr == nil {
-			f.intAttr = map[string]bool{}
-		}
-		f.intAttr[name] = true
-		f.learnt("int", name)
-	}
-}
+func (f *facts) addInt(name string) { f.add(&f.intAttr, "int", name) }
 
 // interpreted says what assigning a variable bash itself reads does to the
 // analysis. Names not listed are data to bash (PATH, CDPATH, GLOBIGNORE,
@@ -267,20 +266,5 @@ func (f *facts) startupReason() string {
 	return f.startup
 }
 
-func (f *facts) isCase(name string) bool {
-	if f.caseAttr[name] {
-		return true
-	}
-	f.asked("case", name)
-	return false
-}
-
-func (f *facts) addCase(name string) {
-	if !f.caseAttr[name] {
-		if f.caseAttr == nil {
-			f.caseAttr = map[string]bool{}
-		}
-		f.caseAttr[name] = true
-		f.learnt("case", name)
-	}
-}
+func (f *facts) isCase(name string) bool { return f.has(f.caseAttr, "case", name) }
+func (f *facts) addCase(name string)     { f.add(&f.caseAttr, "case", name) }

@@ -581,16 +581,9 @@ func peel[W Word](w *Wrapper, name string, ws []W) (u Unwrapped[W]) {
 			u.Bad = "`parallel` runs commands read from its input"
 			return u
 		}
-		s := Script[W]{Label: "parallel", Known: true}
-		for _, t := range tmpl {
-			v, ok := t.Single()
-			if !ok || strings.Contains(v, "{") {
-				s.Known = false
-			}
-			if s.Text != "" {
-				s.Text += " "
-			}
-			s.Text += v
+		s := joined("parallel", tmpl)
+		if strings.Contains(s.Text, "{") {
+			s.Known = false // a replacement string: text from the input
 		}
 		u.Scripts = append(u.Scripts, s)
 	case wrapFind:
@@ -692,18 +685,7 @@ func peel[W Word](w *Wrapper, name string, ws []W) (u Unwrapped[W]) {
 			return u
 		}
 		// watch joins its arguments and runs them with sh -c.
-		s := Script[W]{Label: "watch", Known: true}
-		for _, r := range rest {
-			v, ok := r.Single()
-			if !ok {
-				s.Known = false
-			}
-			if s.Text != "" {
-				s.Text += " "
-			}
-			s.Text += v
-		}
-		u.Scripts = append(u.Scripts, s)
+		u.Scripts = append(u.Scripts, joined("watch", rest))
 	case wrapTrap:
 		if len(hits) > 0 || len(rest) == 0 {
 			return u // trap -p / -l / trap: list only
@@ -762,16 +744,8 @@ func peelSpecial[W Word](w *Wrapper, name string, ws []W) Unwrapped[W] {
 		if a, _ := rest[0].Single(); a == "-c" {
 			rest = rest[1:]
 		}
-		s := Script[W]{Label: "sg", Known: true}
-		for _, r := range rest {
-			v, ok := r.Single()
-			if !ok {
-				s.Known, s.Word, s.HasWord = false, r, true
-			}
-			s.Text = strings.TrimPrefix(s.Text+" "+v, " ")
-		}
 		if len(rest) > 0 {
-			u.Scripts = append(u.Scripts, s)
+			u.Scripts = append(u.Scripts, joined("sg", rest))
 		}
 	case wrapArch:
 		// macOS arch(1): -x86_64, -arm64, -arch NAME, -e NAME=VALUE, -d NAME, -c, -32, -64.
@@ -832,6 +806,20 @@ func isSignal(s string) bool {
 		return true
 	}
 	return false
+}
+
+// joined is the script a wrapper makes of its words joined with spaces
+// (watch, parallel, sg), unknown when a word is not a literal.
+func joined[W Word](label string, ws []W) Script[W] {
+	s := Script[W]{Label: label, Known: true}
+	for _, r := range ws {
+		v, ok := r.Single()
+		if !ok {
+			s.Known, s.Word, s.HasWord = false, r, true
+		}
+		s.Text = strings.TrimPrefix(s.Text+" "+v, " ")
+	}
+	return s
 }
 
 // isAssignWord reports whether w is NAME=value (env and sudo operands).
