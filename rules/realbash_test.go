@@ -377,6 +377,7 @@ func TestRealBashOracle(t *testing.T) {
 			t.Fatalf("HOOKD_ORACLE_SLOTS=%q: want 1 to 64", v)
 		}
 	}
+	began := time.Now()
 	o := startOracle(t, slots)
 	t.Logf("real bash oracle: %d commands, seed %d, %d slots, sandbox %s", n, seed, slots, o.isolation)
 	jobs := make(chan genCase)
@@ -420,8 +421,8 @@ func TestRealBashOracle(t *testing.T) {
 				if v.Final == DecisionDeny {
 					st.denied++
 				}
-				if st.total%10000 == 0 {
-					t.Logf("%d commands so far: bash ran rm in %d, %d misses", st.total, st.ran, len(st.misses))
+				if st.total%1000 == 0 {
+					t.Logf("%d commands so far (%v): bash ran rm in %d, %d misses", st.total, time.Since(began).Round(time.Second), st.ran, len(st.misses))
 				}
 				switch {
 				case res.Ran:
@@ -440,8 +441,8 @@ func TestRealBashOracle(t *testing.T) {
 		}(s)
 	}
 	wg.Wait()
-	t.Logf("%d commands: bash ran rm in %d, hookd denied %d (%d where bash did not run rm); %d benign, %d of them denied; %d timed out",
-		st.total, st.ran, st.denied, st.overDeny, st.benign, st.benignDenied, st.timedOut)
+	t.Logf("%d commands in %v: bash ran rm in %d, hookd denied %d (%d where bash did not run rm); %d benign, %d of them denied; %d timed out",
+		st.total, time.Since(began).Round(time.Second), st.ran, st.denied, st.overDeny, st.benign, st.benignDenied, st.timedOut)
 	for _, m := range st.misses {
 		t.Error(m)
 	}
