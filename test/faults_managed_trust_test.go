@@ -77,6 +77,7 @@ func checkFailedClosed(t *testing.T, e *Env, dropIn, marker, why string) {
 	if v.Code != 1 || !strings.Contains(v.Stdout, dropIn+": UNTRUSTED") || !strings.Contains(v.Stdout, "error: ") {
 		t.Errorf("hookd validate: exit %d (want 1), output:\n%s%s", v.Code, v.Stdout, v.Stderr)
 	}
+	t.Logf("faults_managed_trust: %s: its hook did not run; Bash denied (%q); status exit %d, validate exit %d", why, res.Permission.Reason, r.Code, v.Code)
 }
 
 // The control: the same drop-in, root's and not writable by others, runs.
@@ -90,6 +91,7 @@ func TestFaultManagedTrustControl(t *testing.T) {
 	if res.Permission == nil || res.Permission.Decision != "allow" {
 		t.Fatalf("want the managed hook's allow, got %+v", res)
 	}
+	t.Logf("faults_managed_trust: control, the same drop-in root's and 0644 in 0755 directories: its hook ran and allowed")
 }
 
 func TestFaultManagedTrustForeignOwner(t *testing.T) {
@@ -151,6 +153,7 @@ func TestFaultManagedTrustInstallRefuses(t *testing.T) {
 	if r := e.Hookd("", "install", "claude-code", "--scope", "managed", "--hookc", bins.hookc); r.Code != 0 {
 		t.Fatalf("install into a trusted managed dir: exit %d\n%s%s", r.Code, r.Stdout, r.Stderr)
 	}
+	t.Logf("faults_managed_trust: install --scope managed into a 0777 managed dir: refused, nothing written; after chmod 0755: installed")
 }
 
 // The verdict follows the disk: a running daemon that trusted the drop-in stops trusting
@@ -187,4 +190,5 @@ func TestFaultManagedTrustFollowsChmod(t *testing.T) {
 		res, _ := e.Event(bashPayload(e, "ls"))
 		return res.Permission != nil && res.Permission.Decision == "allow"
 	})
+	t.Logf("faults_managed_trust: a running daemon, managed-settings.d chmod 0777: denied from the watcher's reload on, the hook never ran again; chmod 0755: allowed again")
 }

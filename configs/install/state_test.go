@@ -264,6 +264,7 @@ func TestSymlinkedSettingsFile(t *testing.T) {
 	if _, err := PlanInstall(o); err == nil || !strings.Contains(err.Error(), filepath.Join(home, "nowhere", "settings.json")) {
 		t.Errorf("install through a dangling link: %v", err)
 	}
+	t.Logf("faults_install: ~/.claude/settings.json a symlink into dotfiles: install and uninstall wrote through it, the link stayed a link, a deny rule added in the dotfiles copy reached it, uninstall restored the copy byte for byte; a dangling link refused, naming its target")
 }
 
 // A settings file that is not valid JSON: install refuses, naming line and column.

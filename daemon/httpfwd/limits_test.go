@@ -83,6 +83,7 @@ func TestHTTPForwarderServesItsOwnerFirst(t *testing.T) {
 	if line != "ready\n" {
 		t.Fatalf("neighbour did not get ready: %q %v", line, err)
 	}
+	start := time.Now()
 	answered := 0
 	var mu sync.Mutex
 	var wg sync.WaitGroup
@@ -114,4 +115,5 @@ func TestHTTPForwarderServesItsOwnerFirst(t *testing.T) {
 	if answered != 8 {
 		t.Fatalf("%d of 8 Stop posts answered while another uid held half-sent requests: %v", answered, failures)
 	}
+	t.Logf("faults_http: another uid holding 300 half-sent request heads (re-opening each one closed): 8 of 8 of the owner's Stop posts answered, all within %v", time.Since(start).Round(time.Millisecond))
 }

@@ -716,8 +716,9 @@ func (p *Pool) Close() {
 }
 
 // Stats are the pool's counters and gauges, for `hookd status`. Their fields are those of
-// protocol.PrewarmStatus and protocol.WorkerStatus (the daemon converts them; runner
-// imports no hookd package).
+// protocol.PrewarmStatus, protocol.WorkerStatus and protocol.ZygoteStatus, field for field:
+// the daemon converts each part by type (runner imports no hookd package), which is why
+// PrewarmStats, WorkerStats and ZygoteStats are exported.
 type Stats struct {
 	Prewarm PrewarmStats
 	Workers WorkerStats

@@ -94,13 +94,30 @@ func TestExecRunnerTimeoutKillsGroup(t *testing.T) {
 	}
 }
 
+// A cancelled hook (its caller left) is killed with its whole group: the background
+// work it started too.
 func TestExecRunnerCancel(t *testing.T) {
+	dir := t.TempDir()
+	pidFile := filepath.Join(dir, "pid")
 	ctx, cancel := context.WithCancel(context.Background())
-	go func() { time.Sleep(100 * time.Millisecond); cancel() }()
-	res := ExecRunner{}.Run(ctx, ProcSpec{Command: "sleep 30", Env: []string{"PATH=/usr/bin:/bin"}})
-	if !res.Cancelled || res.TimedOut {
-		t.Fatalf("want cancelled: %+v", res)
+	var bg int
+	go func() { // cancel once the background sleep runs (or after 30 s: then the test fails)
+		defer cancel()
+		for end := time.Now().Add(30 * time.Second); time.Now().Before(end); time.Sleep(10 * time.Millisecond) {
+			b, _ := os.ReadFile(pidFile)
+			if bg, _ = strconv.Atoi(strings.TrimSpace(string(b))); bg > 0 {
+				return
+			}
+		}
+	}()
+	res := ExecRunner{WaitDelay: 500 * time.Millisecond}.Run(ctx, ProcSpec{
+		Command: `sleep 300 & echo $! > ` + pidFile + `.tmp; mv ` + pidFile + `.tmp ` + pidFile + `; wait`,
+		Env:     []string{"PATH=/usr/bin:/bin"},
+	})
+	if !res.Cancelled || res.TimedOut || bg <= 0 {
+		t.Fatalf("want cancelled with a background sleep started: %+v (sleep pid %d)", res, bg)
 	}
+	testutil.WaitFor(t, 30*time.Second, "the cancelled hook's background sleep to be killed", func() bool { return testutil.ProcessGone(bg) })
 }
 
 func TestExecRunnerOutputCap(t *testing.T) {

@@ -199,6 +199,44 @@ func TestPoolZygoteDeathRerunGetsTheTimeLeft(t *testing.T) {
 	}
 }
 
+// Python zygotes need os.pidfd_open (Linux >= 5.3, Python >= 3.9): an interpreter without
+// it (here, a sitecustomize removes it) refuses to serve as a zygote, and its hooks run
+// cold, answering exactly as a cold run. After 3 zygotes in a row that ended before they
+// were ready, none is started again for that interpreter and environment — before, every
+// event started one more doomed python beside its cold run.
+func TestPoolPythonWithoutPidfdRunsCold(t *testing.T) {
+	dir := t.TempDir()
+	needZygote(t, dir)
+	site := filepath.Join(dir, "site")
+	os.Mkdir(site, 0o755)
+	os.WriteFile(filepath.Join(site, "sitecustomize.py"), []byte("import os\ndel os.pidfd_open\n"), 0o644)
+	os.WriteFile(filepath.Join(dir, "hook.py"), []byte("import json, sys\nd = json.load(sys.stdin)\nprint(d['n'])\nsys.exit(d['n'] % 3)\n"), 0o644)
+	p := newTestPool(t, PoolOptions{})
+	spec := ProcSpec{Command: "python3 hook.py", Dir: dir, Env: append(testEnv(dir), "PYTHONPATH="+site), Timeout: 20 * time.Second}
+	const events = 10
+	for i := range events {
+		spec.Stdin = []byte(`{"n":` + strconv.Itoa(i) + `}`)
+		cold := ExecRunner{}.Run(context.Background(), spec)
+		got := p.Run(context.Background(), spec)
+		if got.ExitCode != cold.ExitCode || !bytes.Equal(got.Stdout, cold.Stdout) || !bytes.Equal(got.Stderr, cold.Stderr) || got.StartErr != nil {
+			t.Fatalf("event %d: pool (%d %q %q %v), cold (%d %q %q)", i, got.ExitCode, got.Stdout, got.Stderr, got.StartErr, cold.ExitCode, cold.Stdout, cold.Stderr)
+		}
+		// Let the zygote this event may have started end (it exits at once): the next
+		// event then finds it dead, as it would after any pause.
+		testutil.WaitFor(t, 30*time.Second, "the zygote to end", func() bool { z := p.Stats().Zygote; return z.Died == z.Started })
+	}
+	z := p.Stats().Zygote
+	if z.Started == 0 || !strings.Contains(z.LastFallback, "pidfd_open") {
+		t.Fatalf("no zygote was tried, or it did not fail for want of os.pidfd_open: %+v", z)
+	}
+	if z.Forked != 0 || z.RanCold != events {
+		t.Fatalf("forked %d, ran cold %d of %d events", z.Forked, z.RanCold, events)
+	}
+	if z.Started > 3 {
+		t.Fatalf("%d zygotes started for %d events of an interpreter that cannot serve as one", z.Started, events)
+	}
+}
+
 // needZygote skips, saying why, where hookd forks no Python hooks: without python3, or on a
 // system where forking a warm interpreter is not the default (macOS).
 func needZygote(t *testing.T, dir string) {

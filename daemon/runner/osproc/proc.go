@@ -59,7 +59,7 @@ func (c *Child) KillGroup() bool {
 // killGroup — what the hook left running, while the group's number is still the hook's —
 // and then, with no kill possible any more, calls wait, which reaps (exec.Cmd.Wait).
 func (c *Child) Reap(killGroup bool, wait func() error) error {
-	werr := WaitExited(c.pid)
+	werr := waitExited(c.pid)
 	c.mu.Lock()
 	if killGroup && werr == nil {
 		_ = syscall.Kill(-c.pid, syscall.SIGKILL)

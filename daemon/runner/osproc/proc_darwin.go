@@ -8,11 +8,11 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// WaitExited blocks until pid, a child of the caller, has exited, without reaping it:
+// waitExited blocks until pid, a child of the caller, has exited, without reaping it:
 // macOS has waitid but x/sys does not wrap it, so a kqueue EVFILT_PROC/NOTE_EXIT filter
 // waits instead. A child that already exited (a zombie) is refused with ESRCH by the
 // filter: it has exited, which is the answer.
-func WaitExited(pid int) error {
+func waitExited(pid int) error {
 	kq, err := unix.Kqueue()
 	if err != nil {
 		return err

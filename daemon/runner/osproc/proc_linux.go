@@ -13,9 +13,9 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// WaitExited blocks until pid, a child of the caller, has exited, without reaping it
+// waitExited blocks until pid, a child of the caller, has exited, without reaping it
 // (waitid WNOWAIT).
-func WaitExited(pid int) error {
+func waitExited(pid int) error {
 	for {
 		var info unix.Siginfo
 		err := unix.Waitid(unix.P_PID, pid, &info, unix.WEXITED|unix.WNOWAIT, nil)

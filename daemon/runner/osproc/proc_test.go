@@ -87,7 +87,7 @@ func TestStartTimeAndRunning(t *testing.T) {
 	if !ch.KillGroup() && syscall.Kill(c.Process.Pid, syscall.SIGKILL) != nil {
 		t.Fatal("cannot kill")
 	}
-	if err := WaitExited(c.Process.Pid); err != nil {
+	if err := waitExited(c.Process.Pid); err != nil {
 		t.Fatal(err)
 	}
 	if Running(c.Process.Pid, st) {

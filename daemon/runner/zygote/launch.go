@@ -210,7 +210,7 @@ func fromArgvIn(name string, args []string, lookupEnv []string, dir string, chil
 func pythonSpec(python, path string, args []string, dir string, env []string) (Spec, error) {
 	var opts []string
 	for len(args) > 0 && strings.HasPrefix(args[0], "-") {
-		if !ModelledOptions[args[0]] {
+		if !modelledOptions[args[0]] {
 			return Spec{}, fallback("interpreter option %q is not modelled", args[0])
 		}
 		opts = append(opts, args[0])
@@ -223,7 +223,7 @@ func pythonSpec(python, path string, args []string, dir string, env []string) (S
 		path = filepath.Join(dir, path)
 	}
 	s := Spec{Python: python, Path: path, Options: opts, Script: args[0], Args: slices.Clone(args[1:]), Dir: dir, Env: env}
-	return s, Check(s)
+	return s, check(s)
 }
 
 // A shell wrapper script — `bash run.sh`, `sh run.sh`, or `./run.sh` with a #!/bin/bash,

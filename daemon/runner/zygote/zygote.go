@@ -76,7 +76,7 @@ type Spec struct {
 	// Python is the interpreter as written (argv[0] of a cold run); Path is the file it
 	// resolves to, as exec would find it.
 	Python, Path string
-	// Options are the interpreter's options before the script; only ModelledOptions are
+	// Options are the interpreter's options before the script; only modelledOptions are
 	// served.
 	Options []string
 	Script  string // as written: sys.argv[0]
@@ -85,10 +85,10 @@ type Spec struct {
 	Env     []string
 }
 
-// ModelledOptions are the interpreter options a zygote reproduces: each is a start-up
+// modelledOptions are the interpreter options a zygote reproduces: each is a start-up
 // flag that the children inherit unchanged from the zygote. Anything else (-I, -P, -X,
 // -W, -c, -m, combined flags, ...) is served cold.
-var ModelledOptions = map[string]bool{"-S": true, "-s": true, "-E": true, "-B": true, "-u": true, "-O": true, "-OO": true, "-b": true, "-bb": true}
+var modelledOptions = map[string]bool{"-S": true, "-s": true, "-E": true, "-B": true, "-u": true, "-O": true, "-OO": true, "-b": true, "-bb": true}
 
 // startupEnv reports whether an environment variable can change what an interpreter is
 // before the script's first line: Python's own variables, the locale (stdio encodings),
@@ -107,13 +107,13 @@ func startupEnv(name string) bool {
 	return false
 }
 
-// Key is the identity of the zygote that may serve spec: sha256 over the interpreter as
+// key is the identity of the zygote that may serve spec: sha256 over the interpreter as
 // written and resolved, its options, the working directory and the start-up environment.
 // When the interpreter is not an ELF binary (a launcher script such as pyenv's shim, which
 // may read any variable and changes PATH), the key takes the whole environment except the
 // harness's own per-event variables (CLAUDE_*: Claude Code sets CLAUDE_EFFORT for some
 // events and not others), which no interpreter launcher reads.
-func Key(spec Spec) string {
+func key(spec Spec) string {
 	h := sha256.New()
 	put := func(s string) {
 		var n [8]byte
@@ -153,10 +153,10 @@ func isELF(path string) bool {
 	return ok
 }
 
-// Check reports why spec cannot be served by a zygote, or nil.
-func Check(spec Spec) error {
+// check reports why spec cannot be served by a zygote, or nil.
+func check(spec Spec) error {
 	for _, o := range spec.Options {
-		if !ModelledOptions[o] {
+		if !modelledOptions[o] {
 			return fallback("interpreter option %q is not modelled", o)
 		}
 	}
@@ -217,6 +217,9 @@ type Manager struct {
 	mu     sync.Mutex
 	zs     map[string]*zygote
 	closed bool
+	// failed counts, per key, the zygotes in a row that ended before they were ready
+	// (noteEnd); from maxStartFailures on, get keeps the last one instead of starting more.
+	failed map[string]int
 	wg     sync.WaitGroup
 	stop   chan struct{}
 
@@ -283,7 +286,7 @@ func New(o Options) *Manager {
 	if o.Logf == nil {
 		o.Logf = func(string, ...any) {}
 	}
-	m := &Manager{opts: o, zs: map[string]*zygote{}, stop: make(chan struct{})}
+	m := &Manager{opts: o, zs: map[string]*zygote{}, failed: map[string]int{}, stop: make(chan struct{})}
 	m.wg.Add(1)
 	go m.janitor()
 	return m
@@ -429,7 +432,7 @@ func (c *Child) Close() {
 // Warm makes sure the zygote for spec is started and has pre-imported what spec's script
 // imports. It returns at once.
 func (m *Manager) Warm(spec Spec) {
-	if Check(spec) != nil {
+	if check(spec) != nil {
 		return
 	}
 	m.get(spec, true)
@@ -438,7 +441,7 @@ func (m *Manager) Warm(spec Spec) {
 // get returns the zygote for spec, starting it if start is set. A zygote that is not
 // ready yet is returned too; callers check.
 func (m *Manager) get(spec Spec, start bool) *zygote {
-	k := Key(spec)
+	k := key(spec)
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	if m.closed {
@@ -448,6 +451,9 @@ func (m *Manager) get(spec Spec, start bool) *zygote {
 	if z != nil {
 		select {
 		case <-z.dead:
+			if m.failed[k] >= maxStartFailures {
+				return z // its error says why; the caller falls back (cold)
+			}
 			delete(m.zs, k)
 			z = nil
 		default:
@@ -472,6 +478,33 @@ func (m *Manager) get(spec Spec, start bool) *zygote {
 		}()
 	}
 	return z
+}
+
+// maxStartFailures is how many zygotes in a row may end before they are ready (an
+// interpreter without os.pidfd_open, a start-up that exits or crashes) before no more are
+// started for that key: each one costs an interpreter's start beside the event's cold run.
+// A key changes with the interpreter and its start-up environment; a zygote that gets
+// ready clears the count.
+const maxStartFailures = 3
+
+// noteEnd counts z, which has ended, if it never got ready and was not stopped on purpose.
+// It runs in z's run goroutine before z.dead is closed, so the error it may extend is the
+// one callers read.
+func (m *Manager) noteEnd(z *zygote) {
+	z.mu.Lock()
+	stopped := z.killed
+	z.mu.Unlock()
+	if z.usable || stopped {
+		return
+	}
+	m.mu.Lock()
+	m.failed[z.key]++
+	n := m.failed[z.key]
+	m.mu.Unlock()
+	if n >= maxStartFailures {
+		z.err = fmt.Errorf("%v (%d zygotes in a row ended before they were ready: no more are started for this interpreter and environment; its hooks run cold)", z.err, n)
+		m.opts.Logf("python zygote: %v", z.err)
+	}
 }
 
 // evictLocked stops the least recently used idle zygote to make room. A zygote with
@@ -519,6 +552,7 @@ func (z *zygote) run(spec Spec) {
 	defer func() {
 		readyOnce()
 		z.failAll()
+		z.m.noteEnd(z)
 		close(z.dead)
 	}()
 	fds, err := osproc.Socketpair()
@@ -612,6 +646,9 @@ func (z *zygote) run(spec Spec) {
 			closeFDs(fds)
 			z.delta = envDelta(spec.Env, msg.Environ)
 			z.usable = true
+			z.m.mu.Lock()
+			delete(z.m.failed, z.key)
+			z.m.mu.Unlock()
 			readyOnce()
 			continue
 		}
@@ -896,7 +933,7 @@ type RunOptions struct {
 // zygote's answer at most until min(o.Deadline, now+AnswerTimeout); a zygote that has not
 // answered by then is stopped with its children, and nothing of this event runs there.
 func (m *Manager) Start(spec Spec, stdin, stdout, stderr *os.File, o RunOptions) (*Child, error) {
-	if err := Check(spec); err != nil {
+	if err := check(spec); err != nil {
 		m.noteFallback(err)
 		return nil, err
 	}
