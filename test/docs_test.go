@@ -69,3 +69,48 @@ func fenced(t *testing.T, s, fence string) string {
 	}
 	return body
 }
+
+// The tests docs/reliability.md, docs/platforms.md and docs/zygote.md name as the proof of
+// a sentence exist: a renamed or deleted test would leave the sentence unproven.
+func TestDocsNameRealTests(t *testing.T) {
+	defined := map[string]bool{}
+	decl := regexp.MustCompile(`(?m)^func (Test\w+)\(`)
+	err := filepath.WalkDir("..", func(path string, d os.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if d.IsDir() && (strings.HasPrefix(d.Name(), ".") && path != ".." || d.Name() == "node_modules") {
+			return filepath.SkipDir
+		}
+		if strings.HasSuffix(path, "_test.go") {
+			b, err := os.ReadFile(path)
+			if err != nil {
+				return err
+			}
+			for _, m := range decl.FindAllStringSubmatch(string(b), -1) {
+				defined[m[1]] = true
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	named := regexp.MustCompile("`(Test\\w+)`")
+	for _, doc := range []string{"reliability.md", "platforms.md", "zygote.md"} {
+		b, err := os.ReadFile(filepath.Join("..", "docs", doc))
+		if err != nil {
+			t.Fatal(err)
+		}
+		n := 0
+		for _, m := range named.FindAllStringSubmatch(string(b), -1) {
+			n++
+			if !defined[m[1]] {
+				t.Errorf("docs/%s names %s, which no test file defines", doc, m[1])
+			}
+		}
+		if n == 0 {
+			t.Errorf("docs/%s names no test", doc)
+		}
+	}
+}

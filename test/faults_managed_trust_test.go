@@ -77,7 +77,7 @@ func checkFailedClosed(t *testing.T, e *Env, dropIn, marker, why string) {
 	if v.Code != 1 || !strings.Contains(v.Stdout, dropIn+": UNTRUSTED") || !strings.Contains(v.Stdout, "error: ") {
 		t.Errorf("hookd validate: exit %d (want 1), output:\n%s%s", v.Code, v.Stdout, v.Stderr)
 	}
-	t.Logf("faults_managed_trust: %s: its hook did not run; Bash denied (%q); status exit %d, validate exit %d", why, res.Permission.Reason, r.Code, v.Code)
+	t.Logf("faults_managed_trust: %s → its hook did not run; Bash denied; status exit %d, validate exit %d", strings.TrimPrefix(res.Permission.Reason, "hookd did not run this managed hook: "), r.Code, v.Code)
 }
 
 // The control: the same drop-in, root's and not writable by others, runs.
