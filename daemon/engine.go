@@ -15,6 +15,7 @@ import (
 	"github.com/hookd/hookd/configs"
 	"github.com/hookd/hookd/configs/install"
 	"github.com/hookd/hookd/configs/settings"
+	"github.com/hookd/hookd/daemon/internal/clients"
 	"github.com/hookd/hookd/daemon/internal/sessionenv"
 	"github.com/hookd/hookd/daemon/internal/transcript"
 	"github.com/hookd/hookd/daemon/runner"
@@ -116,6 +117,7 @@ type engine struct {
 	start  time.Time
 
 	counters counters
+	clients  clients.Tracker // who sent requests, at which version (hookd status)
 	// sessions maps project → the last session_id seen there (ConfigChange payloads).
 	sessions sync.Map
 	// pending maps session_id → *asyncQueue: finished async hooks' texts for the next turn.

@@ -400,6 +400,7 @@ func (s *server) serveLine(ctx context.Context, c *net.UnixConn, line []byte, ca
 		return true
 	}
 	caller.Client = req.Options.Client
+	s.engine.clients.Note(req.Options.Client, time.Now())
 	if !s.begin() {
 		// Draining: say so explicitly. Answering "none", or closing without a word,
 		// would let a guard's event through.

@@ -29,6 +29,7 @@ func (e *engine) Status() protocol.Status {
 		PerEvent: map[string]uint64{},
 		Watcher:  e.store.WatcherStatus(), LastReload: e.store.LastReload(),
 	}
+	st.Clients = e.clients.List(Version)
 	max, idle := e.store.ProjectLimits()
 	st.ProjectCache = &protocol.ProjectCacheStatus{Live: len(projects), Max: max, IdleTimeout: idle.String(), Evicted: e.store.Evictions()}
 	for _, f := range files {

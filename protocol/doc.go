@@ -31,7 +31,9 @@
 //	    them. A nil env means "use the daemon's environment".
 //	  - project_dir: the project root (what Claude Code exports as CLAUDE_PROJECT_DIR). When
 //	    empty the daemon derives it from env's CLAUDE_PROJECT_DIR, else from the event's cwd.
-//	  - options: per-request knobs (Options).
+//	  - options: per-request knobs (Options): result_only, and client — the caller's
+//	    "name/version" ("hookc/0.4.1"), which the audit record keeps and `hookd status`
+//	    lists (a hookc of another version than the daemon's is flagged).
 //
 // # Frames
 //

@@ -58,7 +58,11 @@ type Request struct {
 type Options struct {
 	// ResultOnly asks the daemon to send only the final result (or error) frame.
 	ResultOnly bool `json:"result_only,omitempty"`
-	// Client names the caller for logs and the audit record ("hookc", "my-harness/1.2").
+	// Client names the caller for logs and the audit record, as "name/version"
+	// ("hookc/0.4.1", "my-harness/1.2"): `hookd status` lists the clients it heard from
+	// and flags a hookc whose version is not the daemon's. (A version travels inside this
+	// field rather than in one of its own because requests are decoded strictly: an older
+	// daemon would refuse an unknown field, but takes any name.)
 	Client string `json:"client,omitempty"`
 }
 

@@ -40,6 +40,24 @@ type Status struct {
 	Audit *AuditStatus `json:"audit,omitempty"`
 	// HTTP is the http forwarder (docs/http-forwarder.md); nil when none is configured.
 	HTTP *HTTPForwarderStatus `json:"http,omitempty"`
+	// Clients are the clients that sent requests since the daemon started, by name and
+	// version (Options.Client), most recent first.
+	Clients []ClientStatus `json:"clients,omitempty"`
+}
+
+// ClientStatus is one client name and version the daemon has heard from.
+type ClientStatus struct {
+	Client string `json:"client"` // "hookc", or what another client calls itself
+	// Version is what the client said after the '/' in Options.Client; "" when it did not
+	// say (a hookc older than the convention sends only "hookc").
+	Version   string    `json:"version,omitempty"`
+	Requests  uint64    `json:"requests"`
+	FirstSeen time.Time `json:"first_seen"`
+	LastSeen  time.Time `json:"last_seen"`
+	// Skew: a hookc whose version is not the daemon's (or unknown). Binaries of one
+	// release belong together: a skew usually means the binaries were upgraded and the
+	// daemon was not restarted, or a forwarder runs another installation's hookc.
+	Skew bool `json:"skew,omitempty"`
 }
 
 // HTTPForwarderStatus says where the http forwarder listens, or why it does not.

@@ -78,7 +78,7 @@ func run(args, environ []string, stdin io.Reader, stdout, stderr io.Writer) int 
 		deadline = start.Add(o.timeout)
 	}
 	req := &lite.EventRequest{EventText: unsafe.String(unsafe.SliceData(payload), len(payload)), Env: environ, ProjectDir: o.projectDir,
-		Harness: o.harness, Client: "hookc", ResultOnly: !o.stream}
+		Harness: o.harness, Client: lite.Client("hookc"), ResultOnly: !o.stream}
 	var onLine func([]byte)
 	if o.stream {
 		onLine = func(line []byte) { _, _ = stdout.Write(append(line, '\n')) }

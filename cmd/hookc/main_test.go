@@ -67,7 +67,7 @@ func TestForwardRendersTheResult(t *testing.T) {
 		t.Fatalf("exit %d stdout %q stderr %q", code, out, errOut)
 	}
 	req := <-reqs
-	for _, want := range []string{`"event_text":` + string(mustQuote(preToolUse)), `"env":["PATH=/nonexistent","HOOKD_BIN=/nonexistent/hookd"]`, `"options":{"result_only":true,"client":"hookc"}`} {
+	for _, want := range []string{`"event_text":` + string(mustQuote(preToolUse)), `"env":["PATH=/nonexistent","HOOKD_BIN=/nonexistent/hookd"]`, `"options":{"result_only":true,"client":"hookc/` + lite.BuildInfo().Version + `"}`} {
 		if !strings.Contains(req, want) {
 			t.Fatalf("request %s lacks %s", req, want)
 		}

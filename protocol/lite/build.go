@@ -43,6 +43,15 @@ func BuildInfo() Build {
 		Checked: append([]Pin(nil), checkedAgainst[:]...)}
 }
 
+// Client is how a forwarder names itself in a request (protocol.Options.Client):
+// "prog/version", the version as BuildInfo says it.
+func Client(prog string) string {
+	if version == "" {
+		return prog + "/dev"
+	}
+	return prog + "/" + version
+}
+
 // CheckedVersion is the version of the named harness ("Claude Code", "Codex CLI",
 // "Gemini CLI") this build was checked against, "" for another name.
 func CheckedVersion(name string) string {

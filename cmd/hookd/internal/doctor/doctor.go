@@ -16,6 +16,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/hookd/hookd/cmd/hookd/internal/show"
 	"github.com/hookd/hookd/configs/install"
 	"github.com/hookd/hookd/configs/service"
 	"github.com/hookd/hookd/configs/settings"
@@ -129,6 +130,14 @@ func checkVersions(e *env, fwd []forwarderFile) {
 				"restart the daemon so it runs this binary: systemctl --user restart hookd.service (or stop and start hookd serve)")
 		} else {
 			e.add("version", LevelOK, "daemon and this hookd are both "+mine, "")
+		}
+		// The hookc processes that did send events: the forwarders below are only the
+		// ones hookd installed.
+		for _, c := range e.in.Status.Clients {
+			if c.Skew {
+				e.add("version", LevelWarning, show.ClientSkew(c, e.in.Status.Version),
+					"restart the daemon (systemctl --user restart hookd.service, or stop and start hookd serve); if it persists, find the forwarder that runs another hookc")
+			}
 		}
 	}
 	seen := map[string]bool{}

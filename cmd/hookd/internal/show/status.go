@@ -14,6 +14,7 @@ import (
 // and decision log, each a table or a line of text.
 func Status(w io.Writer, st *protocol.Status) {
 	fmt.Fprintf(w, "hookd %s  pid %d  up %s  generation %d  mode %s\n", st.Version, st.PID, st.Uptime, st.Generation, st.Mode)
+	clients(w, st)
 
 	t := NewTable(w, "sources", "SOURCE", "STATE", "REVISION", "LOADED", "WATCH", "PATH")
 	for _, s := range st.Sources {
@@ -142,6 +143,39 @@ func Status(w io.Writer, st *protocol.Status) {
 		}
 	}
 	auditStatus(w, st.Audit)
+}
+
+// clients prints the clients the daemon heard from, and a warning for each hookc whose
+// version is not the daemon's.
+func clients(w io.Writer, st *protocol.Status) {
+	if len(st.Clients) == 0 {
+		return
+	}
+	t := NewTable(w, "clients", "CLIENT", "VERSION", "REQUESTS", "FIRST SEEN", "LAST SEEN")
+	for _, c := range st.Clients {
+		v := c.Version
+		if v == "" {
+			v = "unknown"
+		}
+		t.Row(c.Client, v, u(c.Requests), clock(c.FirstSeen), clock(c.LastSeen))
+	}
+	t.Flush()
+	for _, c := range st.Clients {
+		if c.Skew {
+			fmt.Fprintf(w, "  warning: %s\n", ClientSkew(c, st.Version))
+		}
+	}
+}
+
+// ClientSkew says what a hookc of another version than the daemon's means, and what to do.
+func ClientSkew(c protocol.ClientStatus, daemonVersion string) string {
+	what := c.Client + " " + c.Version
+	if c.Version == "" {
+		what = c.Client + " of unknown version (it predates hookc saying its version)"
+	}
+	return fmt.Sprintf("%s sent %d requests (last at %s) to hookd %s: they are not one release — "+
+		"restart the daemon after an upgrade, or point the forwarder at this release's hookc (hookd doctor lists the forwarders)",
+		what, c.Requests, clock(c.LastSeen), daemonVersion)
 }
 
 // auditStatus prints the decision log's state; a failure is shown loudly, since

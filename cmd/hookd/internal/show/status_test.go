@@ -32,6 +32,9 @@ func TestStatusRendersEveryPartWithoutJSON(t *testing.T) {
 		Prewarm:  &protocol.PrewarmStatus{Hits: 5, Misses: 1, Idle: 2, PerKey: 2, Total: 32, IdleTimeout: "10m0s"},
 		Workers:  &protocol.WorkerStatus{Workers: 1, Started: 2, Crashes: 1},
 		Audit:    &protocol.AuditStatus{Path: "/s/audit/decisions.jsonl", Fsync: "batch", Seq: 9, LastError: "disk full", LastErrorAt: &at},
+		Clients: []protocol.ClientStatus{{Client: "hookc", Version: "v1", Requests: 9, FirstSeen: at, LastSeen: at},
+			{Client: "hookc", Version: "v0.9", Requests: 2, FirstSeen: at, LastSeen: at, Skew: true},
+			{Client: "hookc", Requests: 1, FirstSeen: at, LastSeen: at, Skew: true}},
 	}
 	// Through JSON, as the command gets it.
 	data, err := json.Marshal(&st)
@@ -57,6 +60,9 @@ func TestStatusRendersEveryPartWithoutJSON(t *testing.T) {
 		"not forwarded: FileChanged, WorktreeCreate (user, project and local hooks of these run nowhere)",
 		"warning: /h/.claude/settings.json: hooks.FileChanged: user:FileChanged:0:0 runs nowhere",
 		"/p: run by Claude Code: managed:PreToolUse:0:0",
+		"clients:", "LAST SEEN", "hookc   unknown",
+		"warning: hookc v0.9 sent 2 requests (last at 2026-11-23T14:00:00.000Z) to hookd v1: they are not one release",
+		"warning: hookc of unknown version (it predates hookc saying its version) sent 1 requests",
 	} {
 		if !strings.Contains(out, want) {
 			t.Errorf("status output lacks %q:\n%s", want, out)
