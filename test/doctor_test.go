@@ -1,12 +1,20 @@
 package test
 
 import (
+	"context"
 	"encoding/json"
+	"fmt"
+	"io"
+	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
+	"time"
+
+	"github.com/hookd/hookd/protocol"
 )
 
 // doctorJSON runs `hookd doctor --json` and returns its exit code and findings.
@@ -42,6 +50,17 @@ func has(findings []map[string]string, check, level string, parts ...string) boo
 		}
 	}
 	return false
+}
+
+// freePort is a loopback TCP port free at the time of the call.
+func freePort(t *testing.T) int {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	return l.Addr().(*net.TCPAddr).Port
 }
 
 // binDir makes a directory of stand-in programs for PATH.
@@ -210,4 +229,83 @@ func e0Version(t *testing.T) string {
 	}
 	t.Fatal("no Claude Code pin")
 	return ""
+}
+
+// TestDoctorExporterBacklog (issue 25): with the syslog exporter's destination down (a
+// loopback TCP port nobody listens on: the collector is stopped), more than a thousand
+// decisions pile up unexported and doctor warns (exit 1), naming the exporter, the backlog
+// and the exporter's error; once a collector listens there, the exporter catches up and
+// doctor is healthy again (exit 0).
+func TestDoctorExporterBacklog(t *testing.T) {
+	e := NewEnv(t)
+	e.extraEnv = append(e.extraEnv, "PATH=/usr/bin:/bin")
+	port := freePort(t)
+	addr := fmt.Sprintf("127.0.0.1:%d", port)
+	writeHookdConfig(t, e, map[string]any{"audit": map[string]any{"syslog": map[string]any{"network": "tcp", "address": addr}}})
+	e.WriteSettings("user", preToolUse(cmdHook("true")))
+	if r := e.Hookd("", "install", "claude-code", "--hookc", bins.hookc); r.Code != 0 {
+		t.Fatalf("install: %d %s%s", r.Code, r.Stdout, r.Stderr)
+	}
+	e.Start()
+
+	// 1,008 decisions (Stop: no hook runs), on 8 connections at once.
+	stop := e.Payload("Stop", map[string]any{"stop_hook_active": false})
+	var wg sync.WaitGroup
+	errs := make(chan error, 8)
+	for range 8 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			c, err := protocol.Dial(context.Background(), e.Socket)
+			if err != nil {
+				errs <- err
+				return
+			}
+			defer c.Close()
+			for range 126 {
+				if _, err := c.Do(context.Background(), &protocol.Request{Event: json.RawMessage(stop), ProjectDir: e.Project}, nil); err != nil {
+					errs <- err
+					return
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Fatalf("sending events: %v", err)
+	}
+	code, f := e.doctorJSON(t)
+	if code != 1 || !has(f, "exporter", "warning", "syslog is 10", "records behind", "connection refused") {
+		t.Fatalf("doctor with the collector stopped: exit %d: %v", code, f)
+	}
+
+	// The collector comes back: a TCP listener that reads what it is sent.
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	go func() {
+		for {
+			conn, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			go func() { _, _ = io.Copy(io.Discard, conn); conn.Close() }()
+		}
+	}()
+	// It retries within its longest backoff (30 s); the refused connection stays its last
+	// error, an info finding.
+	deadline := time.Now().Add(3 * time.Minute)
+	for {
+		code, f = e.doctorJSON(t)
+		if code == 0 && (has(f, "exporter", "ok", "syslog: 0 records behind") || has(f, "exporter", "info", "syslog: 0 records behind")) {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("doctor after the collector came back: exit %d: %v", code, f)
+		}
+		time.Sleep(time.Second)
+	}
 }

@@ -69,16 +69,6 @@ type collector struct {
 	files []string
 }
 
-func freePort(t *testing.T) int {
-	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer l.Close()
-	return l.Addr().(*net.TCPAddr).Port
-}
-
 func startCollector(t *testing.T) *collector {
 	c := &collector{t: t, bin: otelcolBin(t), dir: t.TempDir(), port: freePort(t)}
 	c.start()
