@@ -213,7 +213,7 @@ func TestPoolPythonWithoutPidfdRunsCold(t *testing.T) {
 	os.WriteFile(filepath.Join(dir, "hook.py"), []byte("import json, sys\nd = json.load(sys.stdin)\nprint(d['n'])\nsys.exit(d['n'] % 3)\n"), 0o644)
 	p := newTestPool(t, PoolOptions{})
 	spec := ProcSpec{Command: "python3 hook.py", Dir: dir, Env: append(testEnv(dir), "PYTHONPATH="+site), Timeout: 20 * time.Second}
-	const events = 10
+	const events = 6
 	for i := range events {
 		spec.Stdin = []byte(`{"n":` + strconv.Itoa(i) + `}`)
 		cold := ExecRunner{}.Run(context.Background(), spec)
