@@ -135,7 +135,7 @@ lint: ## go vet, staticcheck, gofmt, import promises, package size (<= 3,500 non
 clean: ## remove build output
 	rm -rf $(BIN)
 
-release: ## snapshot release of this commit into dist/: archives (linux, darwin once it builds), SHA256SUMS, SHA256SUMS.sig (docs/releasing.md)
+release: ## snapshot release of this commit into dist/: archives (linux and darwin, amd64 and arm64), SHA256SUMS, SHA256SUMS.sig (docs/releasing.md)
 	packaging/release.sh
 
 release-check: ## what CI runs once: two release builds byte-identical, verify passes and fails after a byte flip, the formula, go install …@version offline (tens of minutes)
