@@ -42,7 +42,7 @@ func (e *engine) resolveStage(x *event) error {
 	}
 	e.resolve(x)
 	if !native {
-		enforceRuleAnswer(x.ev, x.out)
+		enforceRuleAnswer(x.ev, x.out, x.d.Resolution)
 	}
 	return nil
 }
@@ -109,20 +109,25 @@ func overrideReason(r rules.Resolution) string {
 		r.HookDecision, r.OverriddenBy.List, r.OverriddenBy.Text, src, map[rules.Decision]string{
 			rules.DecisionDeny: "denies", rules.DecisionAsk: "requires asking for",
 		}[r.Final])
-	// Name the simple command that matched, and for a fail-closed match what
-	// could not be resolved: "x=rm; $x f" is denied as "rm f", "$(…) f" as
-	// "command name is not a literal".
-	if m := r.Rules; m.Rule == r.OverriddenBy && m.Command != "" {
-		switch {
-		case m.Unresolved == m.Command: // a script or stdin hookd could not see
-			reason += fmt.Sprintf(" (failing closed: %s)", m.Unresolved)
-		case m.Unresolved != "":
-			reason += fmt.Sprintf(" (failing closed on `%s`: %s)", m.Command, m.Unresolved)
-		default:
-			reason += fmt.Sprintf(" (matched `%s`)", m.Command)
-		}
+	if r.Rules.Rule == r.OverriddenBy {
+		reason += matchNote(r.Rules)
 	}
 	return reason
+}
+
+// matchNote names the simple command a rule matched, and for a fail-closed match what
+// could not be resolved: "x=rm; $x f" is denied as "rm f", "$(…) f" as "command name is
+// not a literal".
+func matchNote(m rules.Match) string {
+	switch {
+	case m.Command == "":
+		return ""
+	case m.Unresolved == m.Command: // a script or stdin hookd could not see
+		return fmt.Sprintf(" (failing closed: %s)", m.Unresolved)
+	case m.Unresolved != "":
+		return fmt.Sprintf(" (failing closed on `%s`: %s)", m.Command, m.Unresolved)
+	}
+	return fmt.Sprintf(" (matched `%s`)", m.Command)
 }
 
 func ruleRef(r *rules.Rule) *protocol.RuleRef {
@@ -137,7 +142,7 @@ func ruleRef(r *rules.Rule) *protocol.RuleRef {
 // not read those rules: for them the rules' deny or ask becomes the answer (one policy for
 // every harness). A rules allow is not rendered — the harness's own approval flow keeps
 // its say, as Claude Code's does.
-func enforceRuleAnswer(ev *events.Event, o *events.Outcome) {
+func enforceRuleAnswer(ev *events.Event, o *events.Outcome, res *rules.Resolution) {
 	if ev.Name != "PreToolUse" || o.Permission != nil || o.RuleAnswer == nil {
 		return
 	}
@@ -151,6 +156,9 @@ func enforceRuleAnswer(ev *events.Event, o *events.Outcome) {
 			}
 			verb := map[string]string{"deny": "denies", "ask": "requires asking for"}[p.Decision]
 			p.Reason = fmt.Sprintf("permission rule %s(%s) in %s %s this call", r.List, r.Rule, src, verb)
+			if res != nil { // the harness's only check: say what matched, as for Claude Code
+				p.Reason += matchNote(res.Rules)
+			}
 		}
 		o.Permission = &p
 	}

@@ -66,7 +66,11 @@ func TestIssueFormsDenied(t *testing.T) {
 // TestMatchTextBounded: what a match reports about a huge command is clipped.
 func TestMatchTextBounded(t *testing.T) {
 	r, _ := Parse("Bash(rm:*)", Deny, projectOrigin)
-	for _, cmd := range []string{strings.Repeat("echo x; ", 1<<18), "bash -c \"$X " + strings.Repeat("y", 100000) + "\""} {
+	for _, cmd := range []string{
+		strings.Repeat("echo x; ", 1<<18), "bash -c \"$X " + strings.Repeat("y", 100000) + "\"",
+		strings.Repeat("echo x; ", 10<<20/8),                                    // 10 MB wide
+		strings.Repeat("$(", 10<<20/3) + "rm x" + strings.Repeat(")", 10<<20/3), // 10 MB nested
+	} {
 		m := NewSet([]*Rule{r}).Evaluate(Call{Tool: "Bash", Input: map[string]any{"command": cmd}})
 		if m.Decision != DecisionDeny || len(m.Command) > 1100 || len(m.Unresolved) > 1100 {
 			t.Errorf("%d-byte command: decision %q, command %d bytes, unresolved %d bytes", len(cmd), m.Decision, len(m.Command), len(m.Unresolved))
