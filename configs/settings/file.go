@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/hookd/hookd/configs/internal/jsontree"
+	"github.com/hookd/hookd/configs/settings/internal/keys"
 	"github.com/hookd/hookd/configs/settings/internal/mdm"
 	"github.com/hookd/hookd/events"
 	"github.com/hookd/hookd/matcher"
@@ -67,6 +68,9 @@ type Settings struct {
 	// EnabledPlugins is "enabledPlugins": plugin id → enabled (nil when absent; a
 	// non-boolean value is skipped with a warning).
 	EnabledPlugins map[string]bool
+	// PluginOptions are "pluginConfigs": plugin id → its "options" (option key → value
+	// as written). nil when absent.
+	PluginOptions map[string]map[string]json.RawMessage
 
 	// Hookd is the "hookd" object of a hookd-owned file (KindHookd): present when `hookd
 	// install claude-code` wrote the file. nil in Claude Code's own files, where the key
@@ -183,6 +187,9 @@ func ExpandHome(p, home string) string {
 // does not act on, handler types it cannot run — are warnings instead.
 func ParseFile(ref FileRef, data []byte, home string) (*File, error) {
 	ref.Path = ExpandHome(ref.Path, home)
+	if ref.Kind == KindAgent || ref.Kind == KindSkill {
+		return parseFrontmatterFile(ref, data)
+	}
 	sum := sha256.Sum256(data)
 	if ref.Channel == ChannelMDM {
 		// Claude Code reads the profile as `plutil -convert json` writes it; so does
@@ -247,11 +254,19 @@ type decoder struct {
 	origin rules.Origin
 	warns  []Warning
 	bom    bool // data started with a byte order mark (now three spaces)
+	// at, when set, maps data (JSON written from a Markdown file's YAML frontmatter) back
+	// to the file's lines and columns.
+	at func(off int) (line, col int)
+	// eventAlias renames events as they are read (a subagent's Stop is SubagentStop).
+	eventAlias map[string]string
 }
 
 // pos is the line and column of a byte offset, not counting a byte order mark (editors
 // do not show it).
 func (d *decoder) pos(off int) (line, col int) {
+	if d.at != nil {
+		return d.at(off)
+	}
 	line, col = jsontree.LineCol(d.data, off)
 	if d.bom && line == 1 {
 		col = max(1, col-3)
@@ -345,6 +360,34 @@ func (d *decoder) enabledPlugins(n *jsontree.Node) (map[string]bool, error) {
 		m[id] = v.Boolean
 	}
 	return m, nil
+}
+
+// pluginConfigs decodes "pluginConfigs": {"<plugin id>": {"options": {"<key>": value}}}.
+// What does not fit is skipped with a warning: the options are only the values plugin
+// hooks get (CLAUDE_PLUGIN_OPTION_<KEY>, ${user_config.KEY}).
+func (d *decoder) pluginConfigs(n *jsontree.Node) map[string]map[string]json.RawMessage {
+	if n.Kind != jsontree.Object {
+		d.warn("pluginConfigs", "must be an object of plugin ids (found %s); ignored", n.What())
+		return nil
+	}
+	out := map[string]map[string]json.RawMessage{}
+	for i, id := range n.Keys {
+		opts := n.Vals[i].Get("options")
+		if opts == nil {
+			continue
+		}
+		if opts.Kind != jsontree.Object {
+			d.warn("pluginConfigs."+id+".options", "must be an object (found %s); ignored", opts.What())
+			continue
+		}
+		m := map[string]json.RawMessage{}
+		for j, k := range opts.Keys {
+			v := opts.Vals[j]
+			m[k] = json.RawMessage(d.data[v.Start:v.End])
+		}
+		out[id] = m
+	}
+	return out
 }
 
 // pluginFile decodes a plugin's hooks file ({"description": …, "hooks": {…}}) or, for
@@ -449,6 +492,8 @@ func (d *decoder) settings(root *jsontree.Node, f *File) error {
 			}
 		case "enabledPlugins":
 			s.EnabledPlugins, err = d.enabledPlugins(v)
+		case "pluginConfigs":
+			s.PluginOptions = d.pluginConfigs(v)
 		case "hookd":
 			if d.ref.Kind != KindHookd {
 				d.warn(key, "hookd's installation record belongs in hookd's own files (hookd.json), never in a Claude Code settings file: claude code ignores this entire file (none of its hooks run under Claude Code)")
@@ -456,7 +501,7 @@ func (d *decoder) settings(root *jsontree.Node, f *File) error {
 			}
 			s.Hookd = d.hookdMeta(v)
 		default:
-			if !knownTopLevelKeys[key] {
+			if !keys.TopLevel[key] {
 				d.warn(key, "unknown top-level key: claude code ignores this entire file (none of its hooks run under Claude Code); hookd still loads it")
 			}
 		}
@@ -538,7 +583,7 @@ func (d *decoder) permissions(n *jsontree.Node, s *Settings, f *File) error {
 		case "additionalDirectories":
 			p.AdditionalDirectories, err = d.strings(v, field)
 		case "defaultMode":
-			if p.DefaultMode, err = d.str(v, field); err == nil && !defaultModes[p.DefaultMode] {
+			if p.DefaultMode, err = d.str(v, field); err == nil && !keys.DefaultModes[p.DefaultMode] {
 				d.warn(field, "unknown permission mode %q", p.DefaultMode)
 			}
 		case "disableBypassPermissionsMode", "disableAutoMode":
@@ -562,7 +607,7 @@ func (d *decoder) permissions(n *jsontree.Node, s *Settings, f *File) error {
 				p.BlockReadsOutsideWorkingDirectories = &b
 			}
 		default:
-			if !knownPermissionKeys[key] {
+			if !keys.Permission[key] {
 				d.warn(field, "unknown field; ignored")
 			}
 		}
@@ -618,6 +663,9 @@ func (d *decoder) hooks(n *jsontree.Node, s *Settings, f *File) error {
 	for i, name := range n.Keys {
 		v := n.Vals[i]
 		field := "hooks." + name
+		if alias, ok := d.eventAlias[name]; ok {
+			name = alias
+		}
 		ev, ok := events.Lookup(name)
 		if !ok {
 			d.finding(field, "%s", unknownEvent(name)) // lint.go
@@ -765,7 +813,7 @@ func (d *decoder) handler(ev *events.Event, n *jsontree.Node, field string) (Hoo
 		return spec, nil, d.fail(tn, field+".type", "%s does not accept %s handlers (it accepts %s; spec §3.4)", ev.Name, typ, typeList(ev.Types))
 	}
 	spec.Type = typ
-	h := &Handler{Event: ev, Type: ht, Source: d.ref.Source(), File: d.ref.Path, Runnable: ht.Runnable(), Plugin: d.ref.Plugin,
+	h := &Handler{Event: ev, Type: ht, Source: d.ref.Source(), File: d.ref.Path, Runnable: ht.Runnable(), Plugin: d.ref.Plugin, Frontmatter: d.ref.Frontmatter,
 		Raw: json.RawMessage(d.data[n.Start:n.End])}
 
 	for i, key := range n.Keys {
@@ -834,7 +882,11 @@ func (d *decoder) handler(ev *events.Event, n *jsontree.Node, field string) (Hoo
 			spec.AsyncRewake, err = d.boolean(v, kf)
 		case "once":
 			if spec.Once, err = d.boolean(v, kf); err == nil && spec.Once {
-				d.warn(kf, "honoured only in skill frontmatter (spec §3.2); ignored: the handler runs every time")
+				if d.ref.Kind == KindSkill {
+					h.Once = true
+				} else {
+					d.warn(kf, "honoured only in skill frontmatter (spec §3.2); ignored: the handler runs every time")
+				}
 			}
 		case "onFailure":
 			// Claude Code 2.1.295 (delta "Fail-closed handlers"): "continue" (the default)

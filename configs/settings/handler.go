@@ -7,6 +7,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/hookd/hookd/configs/settings/cmdcheck"
 	"github.com/hookd/hookd/events"
 	"github.com/hookd/hookd/matcher"
 	"github.com/hookd/hookd/protocol"
@@ -66,11 +67,20 @@ type Handler struct {
 	Sequential                 bool
 
 	Source Kind // the file's label: FileRef.Origin, or its Kind
-	// Plugin is the plugin the hook comes from (KindPlugin files); nil otherwise.
+	// Plugin is the plugin the hook comes from (KindPlugin files, and a plugin's
+	// skills); nil otherwise.
 	Plugin *Plugin
-	File   string // the settings file's path
-	Group  int    // index of the matcher group in the event's array
-	Index  int    // index of the handler in the group's "hooks"
+	// Frontmatter is the subagent or skill whose frontmatter holds the hook (KindAgent,
+	// KindSkill files); nil otherwise. A subagent's hooks run only for its own events
+	// (Query.AgentType); a skill's only once the session invoked it (Snapshot.SkillMatch).
+	Frontmatter *Frontmatter
+	// Once: a skill's hook with "once": true, removed from the session after its first
+	// successful run (OnceRemoves says when Claude Code 2.1.332 manages to).
+	Once bool
+
+	File  string // the settings file's path
+	Group int    // index of the matcher group in the event's array
+	Index int    // index of the handler in the group's "hooks"
 
 	// Refused says why hookd must not run this handler at all: its managed file failed
 	// CheckManaged. An event it matches fails closed where the event can block. "" for
@@ -113,9 +123,14 @@ func (h *Handler) Ref() protocol.HookRef {
 	return ref
 }
 
-// Label is the hook's source name: "plugin:<name>@<marketplace>" for a plugin's hook,
-// else its file's label (managed, user, project, local, flag).
+// Label is the hook's source name: "agent:<type>", "skill:<name>" or
+// "plugin:<name>@<marketplace>/skill:<name>" for a frontmatter hook,
+// "plugin:<name>@<marketplace>" for a plugin's hook, else its file's label (managed,
+// user, project, local, flag).
 func (h *Handler) Label() string {
+	if h.Frontmatter != nil {
+		return h.Frontmatter.Label()
+	}
 	if h.Plugin != nil {
 		return h.Plugin.Label()
 	}
@@ -250,65 +265,5 @@ func canonicalJSON(v any) string {
 // would forward the event to itself — and `hookd install claude-code` treats it as its
 // own forwarder.
 func IsForwarder(command string, args []string) bool {
-	prog := strings.TrimSpace(command)
-	if args == nil {
-		rest := prog
-		for {
-			prog, rest = nextWord(rest)
-			if !isAssignment(prog) {
-				break
-			}
-		}
-	}
-	return filepath.Base(prog) == "hookc"
-}
-
-func isAssignment(w string) bool {
-	eq := strings.IndexByte(w, '=')
-	if eq <= 0 {
-		return false
-	}
-	for i := 0; i < eq; i++ {
-		c := w[i]
-		if !(c == '_' || c >= 'A' && c <= 'Z' || c >= 'a' && c <= 'z' || i > 0 && c >= '0' && c <= '9') {
-			return false
-		}
-	}
-	return true
-}
-
-// nextWord splits the first word off a shell command, with simple quoting ('…', "…",
-// \x) removed. Enough to name the program of the commands hookd writes; not a shell
-// parser, on purpose: IsForwarder must say yes for anything whose first word is hookc,
-// even "hookc; other" or a line a real parser rejects, because hookd running such a
-// handler would forward the event to itself. A parser (mvdan.cc/sh, as in rules and
-// daemon/runner) would call those compound or invalid and answer no — the unsafe way.
-func nextWord(s string) (word, rest string) {
-	s = strings.TrimLeft(s, " \t\n")
-	var b strings.Builder
-	var quote byte
-	for i := 0; i < len(s); i++ {
-		c := s[i]
-		switch {
-		case quote != 0:
-			if c == quote {
-				quote = 0
-			} else if c == '\\' && quote == '"' && i+1 < len(s) {
-				i++
-				b.WriteByte(s[i])
-			} else {
-				b.WriteByte(c)
-			}
-		case c == '\'' || c == '"':
-			quote = c
-		case c == '\\' && i+1 < len(s):
-			i++
-			b.WriteByte(s[i])
-		case c == ' ' || c == '\t' || c == '\n' || c == ';' || c == '&' || c == '|':
-			return b.String(), s[i:]
-		default:
-			b.WriteByte(c)
-		}
-	}
-	return b.String(), ""
+	return filepath.Base(cmdcheck.Program(command, args)) == "hookc"
 }

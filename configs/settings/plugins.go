@@ -1,13 +1,6 @@
 package settings
 
-import (
-	"encoding/json"
-	"os"
-	"path/filepath"
-	"regexp"
-	"sort"
-	"strings"
-)
+import "github.com/hookd/hookd/configs/settings/internal/plugin"
 
 // Plugins as a hook source (issue 23). Claude Code 2.1.332 runs the hooks of every
 // enabled plugin: hooks/hooks.json in the plugin's root, and the manifest's "hooks"
@@ -35,192 +28,26 @@ import (
 // plugins (~/.claude/skills/<name>/ with a manifest), and the binary's built-in hook
 // modules (native code, not command hooks).
 
-// Plugin is one installed plugin.
-type Plugin struct {
-	ID          string // "<name>@<marketplace>"
-	Name        string
-	Marketplace string
-	Version     string // as installed_plugins.json records it
-	Root        string // CLAUDE_PLUGIN_ROOT
-	Data        string // CLAUDE_PLUGIN_DATA
-	Scope       string // user | project | local | managed (installed_plugins.json)
-	ProjectPath string // for project and local installs
-}
-
-// Label is the plugin's source name in status, validate and audit records.
-func (p *Plugin) Label() string { return "plugin:" + p.ID }
-
-// pluginDataName is Claude Code 2.1.332's directory name for a plugin's data (its wye()).
-var pluginDataName = regexp.MustCompile(`[^a-zA-Z0-9\-_]`)
-
-// installedPlugins is installed_plugins.json (version 2).
-type installedPlugins struct {
-	Version int `json:"version"`
-	Plugins map[string][]struct {
-		Scope       string `json:"scope"`
-		InstallPath string `json:"installPath"`
-		Version     string `json:"version"`
-		ProjectPath string `json:"projectPath"`
-	} `json:"plugins"`
-}
-
-type knownMarketplace struct {
-	Source struct {
-		Source string `json:"source"`
-		Path   string `json:"path"`
-	} `json:"source"`
-	InstallLocation string `json:"installLocation"`
-}
+// Plugin is one installed plugin (configs/settings/internal/plugin finds them).
+type Plugin = plugin.Plugin
 
 // PluginRegistryFiles are the files whose change can add, remove or move a plugin: the
 // store reads them as files without hooks (KindPluginRegistry), so the watcher follows
 // them, and lists the plugins again when one changes.
-func PluginRegistryFiles(userDir string) []string {
-	if userDir == "" {
-		return nil
-	}
-	d := filepath.Join(userDir, "plugins")
-	return []string{filepath.Join(d, "installed_plugins.json"), filepath.Join(d, "known_marketplaces.json")}
-}
+func PluginRegistryFiles(userDir string) []string { return plugin.RegistryFiles(userDir) }
 
 // DiscoverPlugins lists the installed plugins of userDir (~/.claude) whose install is
-// visible from project ("" for none): user and managed installs, and project and local
-// installs of that project. Sorted by ID. A registry that cannot be read lists nothing
-// and says why in problems.
-func DiscoverPlugins(userDir, project string) (plugins []*Plugin, problems []string) {
-	if userDir == "" {
-		return nil, nil
-	}
-	reg := PluginRegistryFiles(userDir)
-	data, err := ReadFile(reg[0])
-	if err != nil {
-		if !os.IsNotExist(err) {
-			problems = append(problems, reg[0]+": "+err.Error())
-		}
-		return nil, problems
-	}
-	var ip installedPlugins
-	if err := json.Unmarshal(data, &ip); err != nil {
-		return nil, append(problems, reg[0]+": "+err.Error())
-	}
-	known := map[string]knownMarketplace{}
-	if data, err := ReadFile(reg[1]); err == nil {
-		if err := json.Unmarshal(data, &known); err != nil {
-			problems = append(problems, reg[1]+": "+err.Error())
-		}
-	}
-	for id, installs := range ip.Plugins {
-		name, mkt, ok := strings.Cut(id, "@")
-		if !ok || name == "" || mkt == "" {
-			problems = append(problems, reg[0]+": plugin id "+id+" is not <name>@<marketplace>")
-			continue
-		}
-		for _, in := range installs {
-			switch in.Scope {
-			case "project", "local":
-				if project == "" || filepath.Clean(in.ProjectPath) != filepath.Clean(project) {
-					continue
-				}
-			}
-			p := &Plugin{ID: id, Name: name, Marketplace: mkt, Version: in.Version, Root: in.InstallPath,
-				Scope: in.Scope, ProjectPath: in.ProjectPath,
-				Data: filepath.Join(userDir, "plugins", "data", pluginDataName.ReplaceAllString(id, "-"))}
-			if root := inPlaceRoot(known[mkt], name); root != "" {
-				p.Root = root
-			}
-			if p.Root == "" {
-				problems = append(problems, reg[0]+": plugin "+id+" has no installPath")
-				continue
-			}
-			plugins = append(plugins, p)
-			break // one install per plugin: the first visible one
-		}
-	}
-	sort.Slice(plugins, func(i, j int) bool { return plugins[i].ID < plugins[j].ID })
-	return plugins, problems
-}
-
-// inPlaceRoot is the root of plugin name in a marketplace added from a local directory:
-// the directory joined with the plugin entry's relative "source" ("" otherwise).
-func inPlaceRoot(m knownMarketplace, name string) string {
-	if m.Source.Source != "directory" {
-		return ""
-	}
-	dir := m.InstallLocation
-	if dir == "" {
-		dir = m.Source.Path
-	}
-	data, err := ReadFile(filepath.Join(dir, ".claude-plugin", "marketplace.json"))
-	if err != nil {
-		return ""
-	}
-	var mf struct {
-		Plugins []struct {
-			Name   string          `json:"name"`
-			Source json.RawMessage `json:"source"`
-		} `json:"plugins"`
-	}
-	if json.Unmarshal(data, &mf) != nil {
-		return ""
-	}
-	for _, e := range mf.Plugins {
-		var src string
-		if e.Name != name || json.Unmarshal(e.Source, &src) != nil || src == "" {
-			continue
-		}
-		root := filepath.Join(dir, src)
-		if rel, err := filepath.Rel(dir, root); err != nil || strings.HasPrefix(rel, "..") {
-			return "" // a source outside the marketplace: not followed
-		}
-		return root
-	}
-	return ""
+// visible from project ("" for none), sorted by ID; problems say what could not be read.
+func DiscoverPlugins(userDir, project string) ([]*Plugin, []string) {
+	return plugin.Discover(userDir, project)
 }
 
 // PluginHookFiles are the files that may hold p's hooks, in the order Claude Code loads
-// them: hooks/hooks.json, then the manifest (its inline "hooks", if any), then each
-// hooks file the manifest names by a path inside the plugin (a path that escapes the
-// root is skipped, as Claude Code skips it, and reported in problems).
+// them (hooks/hooks.json, the manifest, the hooks files it names inside the plugin).
 func PluginHookFiles(p *Plugin) (refs []FileRef, problems []string) {
-	std := filepath.Join(p.Root, "hooks", "hooks.json")
-	manifest := filepath.Join(p.Root, ".claude-plugin", "plugin.json")
-	refs = append(refs, FileRef{Path: std, Kind: KindPlugin, Plugin: p},
-		FileRef{Path: manifest, Kind: KindPlugin, Plugin: p, Manifest: true})
-	data, err := ReadFile(manifest)
-	if err != nil {
-		return refs, nil
-	}
-	var m struct {
-		Hooks json.RawMessage `json:"hooks"`
-	}
-	if json.Unmarshal(data, &m) != nil || len(m.Hooks) == 0 {
-		return refs, nil
-	}
-	var paths []string
-	var one string
-	var many []json.RawMessage
-	switch {
-	case json.Unmarshal(m.Hooks, &one) == nil:
-		paths = append(paths, one)
-	case json.Unmarshal(m.Hooks, &many) == nil:
-		for _, e := range many {
-			if json.Unmarshal(e, &one) == nil {
-				paths = append(paths, one)
-			}
-		}
-	}
-	seen := map[string]bool{std: true}
-	for _, rel := range paths {
-		full := filepath.Join(p.Root, rel)
-		if r, err := filepath.Rel(p.Root, full); err != nil || strings.HasPrefix(r, "..") || filepath.IsAbs(rel) {
-			problems = append(problems, manifest+": hooks file "+rel+" escapes the plugin directory; skipped (as Claude Code skips it)")
-			continue
-		}
-		if seen[full] {
-			continue // the standard file loads on its own, once
-		}
-		seen[full] = true
-		refs = append(refs, FileRef{Path: full, Kind: KindPlugin, Plugin: p})
+	files, problems := plugin.HookFiles(p)
+	for _, f := range files {
+		refs = append(refs, FileRef{Path: f.Path, Kind: KindPlugin, Plugin: p, Manifest: f.Manifest})
 	}
 	return refs, problems
 }

@@ -125,7 +125,7 @@ func TestPluginHooks(t *testing.T) {
 			t.Errorf("fromClaudeCode=%v: run %d notRun %d — hookd never runs a plugin's hook itself", fromCC, len(run), len(notRun))
 		}
 	}
-	if snap.Reason(h) != ReasonPluginOutsideClaudeCode {
+	if snap.Reason(h) != ReasonThirdPartyOutsideClaudeCode {
 		t.Errorf("reason for other harnesses: %q", snap.Reason(h))
 	}
 	post, _ := events.Lookup("PostToolUse")
@@ -137,7 +137,7 @@ func TestPluginHooks(t *testing.T) {
 	}
 
 	// Under hookd's managed drop-in Claude Code blocks the hooks of plugins managed
-	// settings do not force-enable; hookd does not run them either (yet): runs nowhere.
+	// settings do not force-enable: hookd runs them, with the plugin's environment.
 	dropIn := filepath.Join(src.ManagedDir, "managed-settings.json")
 	routed := `{"allowManagedHooksOnly": true, "hooks": {"PreToolUse": [{"matcher": "*", "hooks": [{"type": "command", "command": "/usr/bin/hookc"}]}], "Stop": [{"hooks": [{"type": "command", "command": "/usr/bin/hookc"}]}]}}`
 	if err := os.MkdirAll(src.ManagedDir, 0o755); err != nil {
@@ -146,19 +146,21 @@ func TestPluginHooks(t *testing.T) {
 	if err := os.WriteFile(dropIn, []byte(routed), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	snap = load(map[string]string{userSettings: `{"enabledPlugins": {"guard@localmkt": true}}`})
+	snap = load(map[string]string{userSettings: `{"enabledPlugins": {"guard@localmkt": true}, "pluginConfigs": {"guard@localmkt": {"options": {"api-token": "tok", "n": 3}}}}`})
 	h = snap.HandlersFor("PreToolUse")[1]
-	if snap.RoutedBy == "" || snap.ClaudeCodeRuns(h) || !strings.Contains(snap.Reason(h), "does not run plugin hooks yet") {
+	if snap.RoutedBy == "" || snap.ClaudeCodeRuns(h) || snap.Reason(h) != "" {
 		t.Errorf("routed: routedBy %q, claude code runs %v, reason %q", snap.RoutedBy, snap.ClaudeCodeRuns(h), snap.Reason(h))
 	}
-	var nowhere []string
-	for _, w := range snap.RunNowhere {
-		if strings.Contains(w.Message, "plugin:guard@localmkt") {
-			nowhere = append(nowhere, w.Message)
-		}
+	if run, _ := snap.Match(Query{Event: pre, MatchValue: "Bash", FromClaudeCode: true}); len(run) != 1 || run[0] != h {
+		t.Errorf("routed: hookd runs %v", run)
 	}
-	if len(nowhere) != 2 { // PreToolUse and Stop
-		t.Errorf("run-nowhere findings %q", nowhere)
+	ex := snap.Exec(h)
+	wantEnv := []string{"CLAUDE_PLUGIN_ROOT=" + h.Plugin.Root, "CLAUDE_PLUGIN_DATA=" + h.Plugin.Data, "CLAUDE_PLUGIN_OPTION_API_TOKEN=tok", "CLAUDE_PLUGIN_OPTION_N=3"}
+	if strings.Join(ex.Env, "\n") != strings.Join(wantEnv, "\n") || ex.RunError != "" {
+		t.Errorf("plugin hook env %q (%s), want %q", ex.Env, ex.RunError, wantEnv)
+	}
+	if len(snap.RunNowhere) != 0 {
+		t.Errorf("run-nowhere findings %v", snap.RunNowhere)
 	}
 	// A managed force-enable keeps them Claude Code's.
 	forced := strings.Replace(routed, `"allowManagedHooksOnly": true,`, `"allowManagedHooksOnly": true, "enabledPlugins": {"guard@localmkt": true},`, 1)

@@ -8,6 +8,7 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/hookd/hookd/configs/settings/internal/plugin"
 	"github.com/hookd/hookd/events"
 	"github.com/hookd/hookd/rules"
 )
@@ -77,6 +78,12 @@ type Snapshot struct {
 	Plugins map[string]*Plugin
 	// enabled is enabledPlugins resolved by precedence; forced the managed true values.
 	enabled, forced map[string]bool
+	// pluginOptions are pluginConfigs' options merged by precedence, as strings.
+	pluginOptions map[string]map[string]string
+	// execs is Exec for the command handlers of plugins and skills.
+	execs map[*Handler]HookExec
+	// skills are the skills (and commands) with frontmatter hooks, by name.
+	skills map[string]*skillIndex
 
 	all     []*Handler
 	byEvent map[string]*eventIndex
@@ -96,10 +103,6 @@ const ReasonClaudeCodeRuns = "run by Claude Code: managed hook (Claude Code runs
 // ReasonClaudeCodeRunsFile is the same for a hook of a user, project or local settings
 // file that no install has moved into hookd's file beside it, without a routing drop-in.
 const ReasonClaudeCodeRunsFile = "run by Claude Code: this settings file's hooks were not moved by `hookd install claude-code` (Claude Code runs them itself; hookd runs them only for events Claude Code did not send)"
-
-// ReasonPluginOutsideClaudeCode is why hookd does not run a plugin's hook for an event
-// another harness (or a raw client) sent: plugins are Claude Code's, enabled for it.
-const ReasonPluginOutsideClaudeCode = "plugin hooks are Claude Code's (enabled in its enabledPlugins): hookd does not run them for other harnesses"
 
 // PluginEnabled reports whether plugin id is enabled: enabledPlugins of the settings
 // files, the highest-precedence file that names it deciding, a managed true winning
@@ -121,6 +124,13 @@ type eventIndex struct {
 	staticRun, staticNot []*Handler
 	// the same for Query.FromClaudeCode
 	staticRunCC, staticNotCC []*Handler
+}
+
+// skillIndex is one skill's hooks: registered in a session when it is invoked
+// (SkillMatch), never matched by Match.
+type skillIndex struct {
+	fm      *Frontmatter
+	byEvent map[string]*eventIndex
 }
 
 type candidate struct {
@@ -149,6 +159,9 @@ type Query struct {
 	// time. For any other caller — Codex, Gemini CLI, a raw socket client — hookd is the
 	// only runner and runs them: one policy for every harness.
 	FromClaudeCode bool
+	// AgentType is the payload's agent_type: the subagent the event belongs to ("" on
+	// the main thread). A subagent's frontmatter hooks match only its own events.
+	AgentType string
 }
 
 // Empty returns the seed snapshot: no files, no hooks, no rules.
@@ -258,6 +271,22 @@ func Compile(files []*File) *Snapshot {
 			}
 		}
 	}
+	for _, f := range byRank {
+		if f.Settings == nil || f.Ref.Kind == KindPlugin {
+			continue
+		}
+		for id, opts := range f.Settings.PluginOptions {
+			if s.pluginOptions == nil {
+				s.pluginOptions = map[string]map[string]string{}
+			}
+			if s.pluginOptions[id] == nil {
+				s.pluginOptions[id] = map[string]string{}
+			}
+			for k, v := range opts {
+				s.pluginOptions[id][k] = plugin.OptionString(v)
+			}
+		}
+	}
 	for _, f := range s.Files {
 		if f.Ref.Plugin != nil {
 			if s.Plugins == nil {
@@ -326,11 +355,18 @@ func Compile(files []*File) *Snapshot {
 			s.all = append(s.all, h)
 
 			reason, blocked := s.reason(h, disableFrom)
-			if h.Plugin != nil && !blocked {
-				reason, blocked = s.pluginReason(h, disableFrom)
+			third := h.Plugin != nil || h.Frontmatter != nil // a plugin's, a subagent's or a skill's
+			if third && !blocked {
+				reason, blocked = s.thirdPartyReason(h, disableFrom)
 			}
 			if movedTo != "" && !blocked {
 				reason, blocked = "run by Claude Code: hookd install claude-code moved this file's command and http hooks to "+movedTo, true
+			}
+			if third && h.Type == events.Command && !blocked {
+				if s.execs == nil {
+					s.execs = map[*Handler]HookExec{}
+				}
+				s.execs[h] = s.hookExec(h)
 			}
 			// Claude Code runs the hooks of its own files itself — managed files always
 			// (beside hookd's drop-in, or beside a user/project install's forwarder alike),
@@ -340,10 +376,10 @@ func Compile(files []*File) *Snapshot {
 			native := false
 			// A hook of an untrusted managed file is never native: hookd must see it to
 			// fail its event closed (Handler.Refused).
-			if h.Plugin != nil && !blocked && s.pluginNative(h) {
-				native, s.native[h] = true, "run by Claude Code: a hook of "+h.Plugin.Label()+pluginVersion(h.Plugin)+" (Claude Code runs the hooks of enabled plugins itself)"
+			if third && !blocked && s.thirdPartyNative(h) {
+				native, s.native[h] = true, "run by Claude Code: a hook of "+sourceName(h)+" (Claude Code runs the hooks of enabled plugins, subagents and skills itself)"
 			}
-			if !blocked && h.Refused == "" && h.Plugin == nil && (reason == "" || !h.Runnable) {
+			if !blocked && h.Refused == "" && !third && (reason == "" || !h.Runnable) {
 				switch f.Ref.Kind {
 				case KindManaged:
 					native, s.native[h] = true, ReasonClaudeCodeRuns
@@ -353,11 +389,7 @@ func Compile(files []*File) *Snapshot {
 					}
 				}
 			}
-			if h.Plugin != nil && !blocked && !native {
-				s.RunNowhere = append(s.RunNowhere, Warning{File: f.Ref.Path, Field: "hooks." + name,
-					Message: fmt.Sprintf("%s runs nowhere: under hookd's managed drop-in %s (allowManagedHooksOnly) Claude Code does not run the hooks of %s (not force-enabled in managed enabledPlugins), and hookd does not run plugin hooks yet (docs/differences.md, \"Plugins\")", h.ID, s.RoutedBy, h.Plugin.Label())})
-			}
-			if s.RoutedBy != "" && !blocked && !f.Ref.Managed() && h.Plugin == nil && !forwarded[name] {
+			if s.RoutedBy != "" && !blocked && !native && !f.Ref.Managed() && !forwarded[name] {
 				s.RunNowhere = append(s.RunNowhere, Warning{File: f.Ref.Path, Field: "hooks." + name,
 					Message: fmt.Sprintf("%s runs nowhere: under hookd's managed drop-in %s (allowManagedHooksOnly) Claude Code does not run it and does not forward %s to hookd", h.ID, s.RoutedBy, name)})
 			}
@@ -365,6 +397,10 @@ func Compile(files []*File) *Snapshot {
 				s.reasons[h] = reason
 			}
 			if blocked {
+				continue
+			}
+			if fm := h.Frontmatter; fm != nil && fm.Kind == KindSkill {
+				s.addSkillHandler(h, reason != "", native)
 				continue
 			}
 			k, ok := keyIDs[name][h.Key]
@@ -379,15 +415,15 @@ func Compile(files []*File) *Snapshot {
 		ix.nkeys = len(keyIDs[name])
 		ix.static = true
 		for _, c := range ix.cands {
-			if c.h.If != nil || !c.h.Matcher.MatchesAll() {
+			if c.h.If != nil || !c.h.Matcher.MatchesAll() || c.h.Frontmatter != nil {
 				ix.static = false
 				break
 			}
 		}
 		if ix.static {
-			run, not := s.match(ix, "", nil, false)
+			run, not := s.match(ix, "", nil, false, "")
 			ix.staticRun, ix.staticNot = run[:len(run):len(run)], not[:len(not):len(not)]
-			run, not = s.match(ix, "", nil, true)
+			run, not = s.match(ix, "", nil, true, "")
 			ix.staticRunCC, ix.staticNotCC = run[:len(run):len(run)], not[:len(not):len(not)]
 		}
 	}
@@ -429,32 +465,57 @@ func (s *Snapshot) reason(h *Handler, disableFrom string) (reason string, blocke
 	return "", false
 }
 
-// pluginReason is reason for a plugin's hook that governance leaves on: a disabled plugin
-// is off (blocked); an enabled one is run by Claude Code (pluginNative) or, under the
-// managed drop-in, by nobody yet. hookd never runs it itself: see
-// ReasonPluginOutsideClaudeCode and docs/differences.md ("Plugins").
-func (s *Snapshot) pluginReason(h *Handler, disableFrom string) (reason string, blocked bool) {
-	id := h.Plugin.ID
-	if !s.PluginEnabled(id) {
-		return "plugin " + id + " is not enabled (enabledPlugins); Claude Code does not run its hooks", true
+// thirdPartyReason is reason for a hook of a plugin, a subagent or a skill that
+// governance leaves on. A disabled plugin's hooks (and its skills') are off (blocked).
+// Claude Code 2.1.332 runs the rest itself (thirdPartyNative) — except under hookd's
+// managed drop-in (allowManagedHooksOnly), where it runs only force-enabled plugins'
+// hooks.json hooks and drops every subagent and skill hook (probes fm-6, fm-7): hookd
+// runs those, so that each runs exactly once.
+func (s *Snapshot) thirdPartyReason(h *Handler, disableFrom string) (reason string, blocked bool) {
+	if h.Plugin != nil {
+		id := h.Plugin.ID
+		if !s.PluginEnabled(id) {
+			return "plugin " + id + " is not enabled (enabledPlugins); Claude Code does not run its hooks", true
+		}
+		if h.Frontmatter == nil {
+			if s.DisableAllHooks && !s.forced[id] {
+				return "disableAllHooks is set (" + disableFrom + "): plugin hooks run only when managed settings force-enable the plugin", true
+			}
+			if s.ManagedOnly && !s.forced[id] {
+				return "allowManagedHooksOnly is set in managed settings: only the hooks of plugins managed settings force-enable run", true
+			}
+		}
 	}
-	if s.DisableAllHooks && !s.forced[id] {
-		return "disableAllHooks is set (" + disableFrom + "): plugin hooks run only when managed settings force-enable the plugin", true
+	if h.Frontmatter != nil && (s.DisableAllHooks || s.ManagedOnly) {
+		return "disableAllHooks or allowManagedHooksOnly is set: Claude Code runs no subagent or skill frontmatter hooks", true
 	}
-	if s.ManagedOnly && !s.forced[id] {
-		return "allowManagedHooksOnly is set in managed settings: only the hooks of plugins managed settings force-enable run", true
+	if s.thirdPartyNative(h) {
+		return ReasonThirdPartyOutsideClaudeCode, false
 	}
-	if !s.pluginNative(h) {
-		return fmt.Sprintf("under hookd's managed drop-in (%s, allowManagedHooksOnly) Claude Code does not run the hooks of %s, and hookd does not run plugin hooks yet (docs/differences.md, \"Plugins\")", s.RoutedBy, h.Plugin.Label()), false
-	}
-	return ReasonPluginOutsideClaudeCode, false
+	return "", false
 }
 
-// pluginNative: Claude Code runs the plugin's hooks itself — always, except under the
-// managed routing drop-in (allowManagedHooksOnly), which blocks every plugin managed
-// settings do not force-enable.
-func (s *Snapshot) pluginNative(h *Handler) bool {
-	return s.RoutedBy == "" || s.forced[h.Plugin.ID]
+// ReasonThirdPartyOutsideClaudeCode is why hookd does not run a plugin's, a subagent's
+// or a skill's hook for an event another harness (or a raw client) sent: they are
+// Claude Code's.
+const ReasonThirdPartyOutsideClaudeCode = "plugin, subagent and skill hooks are Claude Code's: hookd does not run them for other harnesses"
+
+// thirdPartyNative: Claude Code runs the hook itself — always, except under the managed
+// routing drop-in (allowManagedHooksOnly), which leaves it only the hooks.json hooks of
+// the plugins managed settings force-enable.
+func (s *Snapshot) thirdPartyNative(h *Handler) bool {
+	if s.RoutedBy == "" {
+		return true
+	}
+	return h.Frontmatter == nil && h.Plugin != nil && s.forced[h.Plugin.ID]
+}
+
+// sourceName is h's source with its plugin's version, for messages.
+func sourceName(h *Handler) string {
+	if h.Plugin != nil {
+		return h.Label() + pluginVersion(h.Plugin)
+	}
+	return h.Label()
 }
 
 func pluginVersion(p *Plugin) string {
@@ -518,10 +579,11 @@ func (s *Snapshot) Match(q Query) (run []*Handler, notRun []*Handler) {
 	if q.Event.MatchBasename && value != "" {
 		value = baseName(value)
 	}
-	return s.match(ix, value, q.Tool, q.FromClaudeCode)
+	return s.match(ix, value, q.Tool, q.FromClaudeCode, q.AgentType)
 }
 
-func (s *Snapshot) match(ix *eventIndex, value string, tool *rules.Call, fromCC bool) (run, notRun []*Handler) {
+// match matches ix's candidates; a subagent's hooks only when agentType is its type.
+func (s *Snapshot) match(ix *eventIndex, value string, tool *rules.Call, fromCC bool, agentType string) (run, notRun []*Handler) {
 	var buf [4]uint64 // 256 distinct handlers per event without allocating
 	seen := buf[:]
 	if ix.nkeys > len(buf)*64 {
@@ -529,6 +591,9 @@ func (s *Snapshot) match(ix *eventIndex, value string, tool *rules.Call, fromCC 
 	}
 	for _, c := range ix.cands {
 		h := c.h
+		if fm := h.Frontmatter; fm != nil && fm.Kind == KindAgent && fm.Name != agentType {
+			continue
+		}
 		if !h.Matcher.Match(value) {
 			continue
 		}

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"syscall"
 
+	"github.com/hookd/hookd/configs/settings/internal/frontmatter"
 	"github.com/hookd/hookd/protocol/lite"
 )
 
@@ -54,11 +55,17 @@ type FileRef struct {
 	Manifest bool
 	// Harness names the harness a KindHarness or KindHarnessConfig file belongs to.
 	Harness string
+	// Frontmatter is the subagent or skill a KindAgent or KindSkill file defines (its
+	// Name is filled in from the file when parsed; for agents, the frontmatter "name").
+	Frontmatter *Frontmatter
 }
 
 // Label is the source name hooks of this file carry in status, validate and the audit
 // record: "plugin:<name>@<marketplace>" for a plugin's files, else Source.
 func (r FileRef) Label() string {
+	if r.Frontmatter != nil {
+		return r.Frontmatter.Label()
+	}
 	if r.Plugin != nil {
 		return r.Plugin.Label()
 	}
@@ -180,8 +187,9 @@ type Sources struct {
 	// configuration.
 	Extra []FileRef
 	Home  string
-	// NoPlugins leaves plugins out of Files (tests of the settings files alone).
-	NoPlugins bool
+	// NoPlugins leaves plugins out of Files (tests of the settings files alone);
+	// NoFrontmatter leaves out subagent and skill files.
+	NoPlugins, NoFrontmatter bool
 	// CodexHome is Codex's configuration directory ($CODEX_HOME); "" means Home/.codex.
 	CodexHome string
 }
@@ -248,7 +256,41 @@ func (s Sources) Files() []FileRef {
 	if ud := s.userDir(); ud != "" && !s.NoPlugins {
 		out = append(out, s.PluginFiles(ud)...)
 	}
+	if !s.NoFrontmatter {
+		out = append(out, s.FrontmatterFiles()...)
+	}
 	return append(out, s.harnessFiles()...)
+}
+
+// FrontmatterFiles are the subagent and skill files whose frontmatter may hold hooks:
+// the user's and the project's agents (any depth) and skills, and the skills of every
+// plugin installed for this project. They depend on the disk: the store lists them again
+// on a full reload (a new file in a directory without one is seen then, not at once).
+func (s Sources) FrontmatterFiles() []FileRef {
+	var out []FileRef
+	add := func(kind Kind, es []frontmatter.Entry, p *Plugin) {
+		for _, e := range es {
+			fm := &Frontmatter{Kind: kind, Name: e.Name, Dir: e.Dir, Command: e.Command, Plugin: p}
+			if p != nil {
+				fm.Name = p.Name + ":" + e.Name
+			}
+			out = append(out, FileRef{Path: e.Path, Kind: kind, Plugin: p, Frontmatter: fm})
+		}
+	}
+	for _, d := range []string{s.userDir(), filepath.Join(s.ProjectDir, ".claude")} {
+		if d != "" && d != ".claude" {
+			add(KindAgent, frontmatter.Agents(filepath.Join(d, "agents")), nil)
+			add(KindSkill, frontmatter.Skills(filepath.Join(d, "skills")), nil)
+			add(KindSkill, frontmatter.Commands(filepath.Join(d, "commands")), nil)
+		}
+	}
+	if ud := s.userDir(); ud != "" && !s.NoPlugins {
+		plugins, _ := DiscoverPlugins(ud, s.ProjectDir)
+		for _, p := range plugins {
+			add(KindSkill, frontmatter.Skills(filepath.Join(p.Root, "skills")), p)
+		}
+	}
+	return out
 }
 
 // PluginFiles are the plugin registry files of userDir and the hook files of every

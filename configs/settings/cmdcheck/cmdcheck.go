@@ -249,3 +249,71 @@ func paramValue(p *syntax.ParamExp, project, home string) (string, bool) {
 	}
 	return "", false
 }
+
+// Program is the program a command handler starts, as IsForwarder in configs/settings
+// reads it: the first word of a shell-form command after any VAR=value assignments (simple
+// quoting removed), or the command itself in exec form. Not a shell parser, on purpose:
+// see nextWord.
+func Program(command string, args []string) string {
+	prog := strings.TrimSpace(command)
+	if args == nil {
+		rest := prog
+		for {
+			prog, rest = nextWord(rest)
+			if !isAssignment(prog) {
+				break
+			}
+		}
+	}
+	return prog
+}
+
+func isAssignment(w string) bool {
+	eq := strings.IndexByte(w, '=')
+	if eq <= 0 {
+		return false
+	}
+	for i := 0; i < eq; i++ {
+		c := w[i]
+		if !(c == '_' || c >= 'A' && c <= 'Z' || c >= 'a' && c <= 'z' || i > 0 && c >= '0' && c <= '9') {
+			return false
+		}
+	}
+	return true
+}
+
+// nextWord splits the first word off a shell command, with simple quoting ('…', "…",
+// \x) removed. Enough to name the program of the commands hookd writes; not a shell
+// parser, on purpose: IsForwarder must say yes for anything whose first word is hookc,
+// even "hookc; other" or a line a real parser rejects, because hookd running such a
+// handler would forward the event to itself. A parser (mvdan.cc/sh, as in rules and
+// daemon/runner) would call those compound or invalid and answer no — the unsafe way.
+func nextWord(s string) (word, rest string) {
+	s = strings.TrimLeft(s, " \t\n")
+	var b strings.Builder
+	var quote byte
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		switch {
+		case quote != 0:
+			if c == quote {
+				quote = 0
+			} else if c == '\\' && quote == '"' && i+1 < len(s) {
+				i++
+				b.WriteByte(s[i])
+			} else {
+				b.WriteByte(c)
+			}
+		case c == '\'' || c == '"':
+			quote = c
+		case c == '\\' && i+1 < len(s):
+			i++
+			b.WriteByte(s[i])
+		case c == ' ' || c == '\t' || c == '\n' || c == ';' || c == '&' || c == '|':
+			return b.String(), s[i:]
+		default:
+			b.WriteByte(c)
+		}
+	}
+	return b.String(), ""
+}

@@ -1,6 +1,8 @@
-package settings
+// Package keys lists the settings keys Claude Code reads (top level, permissions) and its
+// permission modes, for configs/settings' warnings. A leaf below configs/settings.
+package keys
 
-// knownTopLevelKeys are the top-level keys Claude Code reads from a settings file.
+// TopLevel are the top-level keys Claude Code reads from a settings file.
 //
 // Why a list at all: Claude Code 2.1.330 ignores a whole settings file that has a top-level
 // key it does not know — its hooks silently stop running (spec §12). hookd still loads such
@@ -9,7 +11,7 @@ package settings
 // wrongly listed key costs nothing. Sources: the settings reference index (docs snapshot
 // of the spec §0 list, and later), older docs for keys since deprecated but still
 // accepted, and ~/.claude.json global-config keys that people put in settings.json.
-var knownTopLevelKeys = toSet(
+var TopLevel = toSet(
 	"$schema",
 	// hooks and their governance
 	"hooks", "disableAllHooks", "allowManagedHooksOnly", "allowedHttpHookUrls", "httpHookAllowedEnvVars",
@@ -75,14 +77,14 @@ var knownTopLevelKeys = toSet(
 	"messageIdleNotifThresholdMs",
 )
 
-// knownPermissionKeys are the keys of "permissions" (spec §8 and the settings reference).
-var knownPermissionKeys = toSet(
+// Permission are the keys of "permissions" (spec §8 and the settings reference).
+var Permission = toSet(
 	"allow", "ask", "deny", "additionalDirectories", "defaultMode", "disableBypassPermissionsMode",
 	"disableAutoMode", "blockReadsOutsideWorkingDirectories",
 )
 
-// defaultModes are the values of permissions.defaultMode (spec §8).
-var defaultModes = toSet("default", "manual", "acceptEdits", "plan", "auto", "dontAsk", "bypassPermissions")
+// DefaultModes are the values of permissions.defaultMode (spec §8).
+var DefaultModes = toSet("default", "manual", "acceptEdits", "plan", "auto", "dontAsk", "bypassPermissions")
 
 func toSet(xs ...string) map[string]bool {
 	m := make(map[string]bool, len(xs))
