@@ -49,7 +49,7 @@ func (e *engine) startAsync(ev *events.Event, h *settings.Handler, hc hookContex
 	ref := h.Ref()
 	emit(&protocol.Frame{Type: protocol.FrameMessage, Kind: protocol.MsgStarted, Hook: &ref, Text: "async: runs in the background; its context reaches the model with the session's next event"})
 	e.counters.hooksRun.Add(1)
-	spec := e.procSpec(h, hc.dir, hc.env)
+	spec := e.procSpec(hc.snap, h, hc.dir, hc.env)
 	spec.Stdin = hc.payload
 	go func() {
 		pr := e.runner.Run(context.Background(), spec) // bounded by the hook's own timeout

@@ -27,6 +27,10 @@ type header struct {
 	ToolInput  json.RawMessage
 	ToolUseID  string
 	MatchValue string
+	// AgentID and AgentType name the subagent the event belongs to ("" on the main
+	// thread): a subagent's frontmatter hooks see only its events, a skill's only the
+	// main thread's.
+	AgentID, AgentType string
 }
 
 // parseHeader reads the fields the engine needs from a payload.
@@ -62,7 +66,7 @@ func parseHeader(payload []byte) (header, *events.Event, error) {
 	for _, f := range []struct {
 		k string
 		p *string
-	}{{"session_id", &h.SessionID}, {"cwd", &h.Cwd}, {"tool_name", &h.ToolName}, {"tool_use_id", &h.ToolUseID}} {
+	}{{"session_id", &h.SessionID}, {"cwd", &h.Cwd}, {"tool_name", &h.ToolName}, {"tool_use_id", &h.ToolUseID}, {"agent_id", &h.AgentID}, {"agent_type", &h.AgentType}} {
 		if *f.p, err = str(f.k); err != nil {
 			return h, ev, err
 		}

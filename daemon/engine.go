@@ -17,6 +17,7 @@ import (
 	"github.com/hookd/hookd/configs/settings"
 	"github.com/hookd/hookd/daemon/internal/clients"
 	"github.com/hookd/hookd/daemon/internal/sessionenv"
+	"github.com/hookd/hookd/daemon/internal/skills"
 	"github.com/hookd/hookd/daemon/internal/transcript"
 	"github.com/hookd/hookd/daemon/runner"
 	"github.com/hookd/hookd/daemon/store"
@@ -130,6 +131,9 @@ type engine struct {
 	envs   *sessionenv.Store
 	httpEP *install.HTTPEndpoint
 
+	// skills are the skills each session invoked (skills.go).
+	skills skills.Tracker
+
 	// observers watch every event; contributors add to its answer (stages.go).
 	observers    []observer
 	contributors []contributor
@@ -177,9 +181,13 @@ func newEngine(o engineOptions) *engine {
 	if o.SessionEnvs {
 		e.envs = sessionenv.New(o.StateDir, o.Logger.Named("session-env"))
 	}
+	if o.StateDir != "" { // skills' session state survives a restart (daemon/internal/skills)
+		e.skills.Dir = filepath.Join(o.StateDir, "skills")
+		e.skills.Prune(7 * 24 * time.Hour)
+	}
 	e.store = store.NewStore(so)
 	// The features that watch events and those that add to answers, in the order they act.
-	e.observers = []observer{noteSession, keepSessionEnv, warmSession}
+	e.observers = []observer{noteSession, keepSessionEnv, warmSession, noteSkills}
 	e.contributors = []contributor{pendingAsyncContext}
 	return e
 }

@@ -48,6 +48,8 @@ type batch struct {
 	// family: for a Monitor shell command, the hooks that met it only through Bash get
 	// a Bash-shaped payload and cannot approve (monitor.go); nil otherwise.
 	family *familyRun
+	// after, when set, sees the handlers that ran and their parts (skills' once hooks).
+	after func([]*settings.Handler, []events.Interpretation)
 }
 
 // hookContext is what one batch's hooks run with.
@@ -60,6 +62,7 @@ type hookContext struct {
 	translate func(events.RawOutput) events.RawOutput
 	match     string // the matcher field's value (Header.MatchValue)
 	family    *familyRun
+	snap      *settings.Snapshot // Exec: how a plugin's or a skill's hook runs
 }
 
 // plan decides what runs: the hooks of the settings snapshot that match (as a Monitor
@@ -78,6 +81,9 @@ func (e *engine) plan(x *event) error {
 	}
 	claude.Handlers, p.Async = splitAsync(claude.Handlers)
 	p.Batches = append(p.Batches, claude)
+	if sk := e.skillBatch(x, claude.Handlers); len(sk.Handlers) > 0 {
+		p.Batches = append(p.Batches, sk)
+	}
 	if !x.hr.ad.Native() {
 		p.Batches = append(p.Batches, e.harnessBatch(x))
 	}
@@ -103,7 +109,7 @@ func (e *engine) matchSettings(x *event) (run, notRun []*settings.Handler, fam *
 		x.ruleCall = &rc
 		return monitorFamily(x.snap, x.ev, x.hr.canon, *x.call, bashInput, x.d.FromClaudeCode)
 	}
-	run, notRun = x.snap.Match(settings.Query{Event: x.ev, MatchValue: x.h.MatchValue, Tool: x.call, FromClaudeCode: x.d.FromClaudeCode})
+	run, notRun = x.snap.Match(settings.Query{Event: x.ev, MatchValue: x.h.MatchValue, Tool: x.call, FromClaudeCode: x.d.FromClaudeCode, AgentType: x.h.AgentType})
 	return run, notRun, nil
 }
 

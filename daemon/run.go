@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"sync"
 	"time"
@@ -26,7 +27,7 @@ func (e *engine) run(x *event) error {
 	if p.spawns() { // nothing to spawn: skip the environment copy and the stats
 		hc.env, hc.dir = e.hookEnv(x.env, x.ev, x.h, x.project), e.hookDir(x.h.Cwd, x.project)
 	}
-	hc.match = x.h.MatchValue
+	hc.match, hc.snap = x.h.MatchValue, x.snap
 	for _, ah := range p.Async {
 		hc.payload = x.hr.canon
 		x.asyncOutcomes = append(x.asyncOutcomes, e.startAsync(x.ev, ah, hc, x.h.SessionID, x.emit))
@@ -48,6 +49,9 @@ func (e *engine) run(x *event) error {
 			parts, ran = e.runSequential(ctx, x.ev, b.Handlers, hc, x.snap, b.Call, x.emit)
 		} else {
 			parts = e.runParallel(ctx, x.ev, b.Handlers, hc, x.emit)
+		}
+		if b.after != nil {
+			b.after(ran, parts)
 		}
 		x.batches = append(x.batches, events.Batch{Parts: parts, Sequential: b.Sequential})
 		x.d.Parts, x.d.Handlers = append(x.d.Parts, parts...), append(x.d.Handlers, ran...)
@@ -130,7 +134,11 @@ func (e *engine) runOne(ctx context.Context, ev *events.Event, h *settings.Handl
 	case events.HTTP:
 		out = runHTTP(ctx, h, hc, e.cfg.OutputCapBytes)
 	default:
-		spec := e.procSpec(h, hc.dir, hc.env)
+		if ex := hc.snap.Exec(h); ex.RunError != "" { // Claude Code refuses to start it
+			out = events.RawOutput{Kind: events.Command, Command: h.Command, StartErr: errors.New("Failed to run: " + ex.RunError)}
+			break
+		}
+		spec := e.procSpec(hc.snap, h, hc.dir, hc.env)
 		spec.Stdin = hc.payload
 		out = commandOutput(h, e.runner.Run(ctx, spec))
 	}

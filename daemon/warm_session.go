@@ -19,9 +19,11 @@ type warmer interface {
 
 // procSpec is the process a command handler runs in dir with env, with hookd's own
 // configuration for it (prewarm, worker); the caller adds Stdin.
-func (e *engine) procSpec(h *settings.Handler, dir string, env []string) runner.ProcSpec {
+func (e *engine) procSpec(snap *settings.Snapshot, h *settings.Handler, dir string, env []string) runner.ProcSpec {
 	ov := e.cfg.Override(h)
-	command, args := h.Command, h.Args
+	ex := snap.Exec(h) // a plugin's or a skill's hook: its substitutions and variables
+	command, args := ex.Command, ex.Args
+	env = ex.Environ(env)
 	if args != nil {
 		command, args = substituteExecForm(command, args, env)
 	}
@@ -87,7 +89,7 @@ func (e *engine) warm(snap *settings.Snapshot, env []string, h header, project, 
 		} else {
 			seen[k] = true
 		}
-		w.Warm(e.procSpec(hd, dir, e.hookEnv(base, hd.Event, h, project)))
+		w.Warm(e.procSpec(snap, hd, dir, e.hookEnv(base, hd.Event, h, project)))
 	}
 }
 

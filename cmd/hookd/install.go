@@ -335,8 +335,53 @@ func claudeCodeAction(uninstall bool) cli.ActionFunc {
 		if !uninstall && len(scopes) == 1 && c.String("scope") != "managed" {
 			otherScopes(c, scopes[0])
 		}
+		if !uninstall && c.String("scope") == "managed" {
+			takenOver(c)
+		}
 		return nil
 	}
+}
+
+// takenOver lists, after the managed drop-in is in place, the plugin, subagent and skill
+// hooks Claude Code now blocks (allowManagedHooksOnly) and hookd runs instead — of the
+// user, and of the project the command runs in (each project's in `hookd status`).
+func takenOver(c *cli.Context) {
+	cfg, _, err := loadConfig(c)
+	if err != nil {
+		return
+	}
+	src := sources(c, cfg)
+	wd, _ := os.Getwd()
+	src.ProjectDir = settings.ProjectDirFor(wd, src.Home)
+	var files []*settings.File
+	for _, r := range src.Files() {
+		if f, err := src.Load(r); err == nil {
+			files = append(files, f)
+		}
+	}
+	snap := settings.Compile(files)
+	var lines []string
+	for _, h := range snap.Handlers() {
+		if (h.Plugin != nil || h.Frontmatter != nil) && snap.Reason(h) == "" && !snap.ClaudeCodeRuns(h) {
+			what := h.Event.Name
+			if h.MatcherText != "" {
+				what += " (" + h.MatcherText + ")"
+			}
+			lines = append(lines, fmt.Sprintf("  %s: %s %s", h.Ref().Source+versionOf(h), what, h.CommandLine()))
+		}
+	}
+	if len(lines) == 0 {
+		return
+	}
+	fmt.Fprintf(c.App.Writer, "hookd now runs %s that Claude Code blocks under the drop-in (plugins not force-enabled in managed settings, subagents, skills):\n%s\n",
+		plural(len(lines), "hook", "hooks"), strings.Join(lines, "\n"))
+}
+
+func versionOf(h *settings.Handler) string {
+	if h.Plugin != nil && h.Plugin.Version != "" {
+		return " " + h.Plugin.Version
+	}
+	return ""
 }
 
 // claudeScopes are the scopes of Claude Code's own settings files, in precedence order.

@@ -962,6 +962,12 @@ func (s *Store) Status() ([]protocol.SourceStatus, []protocol.ProjectStatus) {
 		if p := st.ref.Plugin; p != nil {
 			fs.Source, fs.Version = p.Label(), p.Version
 		}
+		if fm := st.ref.Frontmatter; fm != nil {
+			if st.good != nil && st.good.Ref.Frontmatter != nil {
+				fm = st.good.Ref.Frontmatter // an agent's type is its frontmatter's "name"
+			}
+			fs.Source = fm.Label()
+		}
 		if wi, ok := watch[st.ref.Path]; ok {
 			fs.Watch = &wi
 		}

@@ -340,3 +340,23 @@ func (p *Plugin) Exec(opts map[string]string, command string, args []string) Exe
 	}
 	return e
 }
+
+// Environ is env (the event's environment, "NAME=value" entries) with e.Env's entries
+// replacing those of the same name.
+func (e Exec) Environ(env []string) []string {
+	if len(e.Env) == 0 {
+		return env
+	}
+	names := map[string]bool{}
+	for _, kv := range e.Env {
+		k, _, _ := strings.Cut(kv, "=")
+		names[k] = true
+	}
+	out := make([]string, 0, len(env)+len(e.Env))
+	for _, kv := range env {
+		if k, _, _ := strings.Cut(kv, "="); !names[k] {
+			out = append(out, kv)
+		}
+	}
+	return append(out, e.Env...)
+}
