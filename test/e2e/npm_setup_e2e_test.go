@@ -178,10 +178,20 @@ func TestNPMSetupClaudeCode(t *testing.T) {
 	code, out = runIn(proj, hookd, "status", "--json")
 	var st struct {
 		PID      int               `json:"pid"`
+		Version  string            `json:"version"`
 		PerEvent map[string]uint64 `json:"per_event"`
+		Clients  []struct {
+			Client, Version string
+			Requests        uint64
+			Skew            bool
+		} `json:"clients"`
 	}
 	if err := json.Unmarshal([]byte(out), &st); err != nil || st.PID != rec.PID || st.PerEvent["PreToolUse"] < 2 {
 		t.Fatalf("the daemon setup started did not answer the session's PreToolUse events: exit %d %v\n%s", code, err, out)
+	}
+	// The session's events came through the npm package's hookc, of the daemon's version.
+	if len(st.Clients) != 1 || st.Clients[0].Client != "hookc" || st.Clients[0].Version != st.Version || st.Clients[0].Skew || st.Clients[0].Requests < 2 {
+		t.Fatalf("status lists the clients %+v (daemon %s); want the one hookc of the daemon's version", st.Clients, st.Version)
 	}
 
 	if code, out := runIn(proj, hookd, "doctor"); code != 0 {
