@@ -49,6 +49,9 @@ type experiment struct {
 	// Prepare runs after the files are written, before Claude Code starts (plugins are
 	// installed here, with the real `claude plugin` commands).
 	Prepare func(t *testing.T, home, proj string)
+	// Managed, when set, is /etc/claude-code/managed-settings.json for this run only:
+	// Claude Code runs in a private mount namespace (root) whose /etc is an overlay.
+	Managed map[string]any
 }
 
 type outcome struct {
@@ -158,6 +161,16 @@ func run(t *testing.T, ex experiment) *outcome {
 	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, claudeBin(t), args...)
+	if ex.Managed != nil {
+		ms, _ := json.Marshal(ex.Managed)
+		msFile := filepath.Join(dir, "managed-settings.json")
+		if err := os.WriteFile(msFile, ms, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		ov := filepath.Join(dir, "etc-overlay")
+		script := fmt.Sprintf(`set -e; mkdir -p %[1]s/u %[1]s/w; mount -t overlay probe -o lowerdir=/etc,upperdir=%[1]s/u,workdir=%[1]s/w /etc; mkdir -p /etc/claude-code; cp %[2]s /etc/claude-code/managed-settings.json; cd %[3]s; exec "$@"`, ov, msFile, proj)
+		cmd = exec.CommandContext(ctx, "unshare", append([]string{"--mount", "--propagation", "private", "sh", "-c", script, "sh", claudeBin(t)}, args...)...)
+	}
 	cmd.Dir = proj
 	cmd.Env = append([]string{
 		"HOME=" + home,
