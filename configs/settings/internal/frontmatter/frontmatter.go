@@ -358,30 +358,44 @@ func markPos(marks []mark, off int) (line, col int, ok bool) {
 // <project>/.claude/agents), subdirectories included, sorted; hidden entries skipped.
 func AgentFiles(dir string) []string {
 	var out []string
-	var walk func(d string, depth int)
-	walk = func(d string, depth int) {
+	walkMarkdown(dir, false, func(p string, _ []string) { out = append(out, p) })
+	sort.Strings(out)
+	return out
+}
+
+// walkMarkdown calls fn for each regular *.md file below dir (at most 8 levels: links may
+// loop; hidden entries skipped) with its path and its names below dir, ".md" dropped.
+// With skills, a directory below dir holding a SKILL.md is that one file, named by the
+// directory, and not entered further.
+func walkMarkdown(dir string, skills bool, fn func(path string, names []string)) {
+	var walk func(d string, names []string, depth int)
+	walk = func(d string, names []string, depth int) {
 		ents, err := os.ReadDir(d)
-		if err != nil || depth > 8 { // links may loop: a bounded depth
+		if err != nil || depth > 8 {
 			return
+		}
+		for _, e := range ents {
+			if skills && len(names) > 0 && strings.EqualFold(e.Name(), "SKILL.md") {
+				fn(filepath.Join(d, e.Name()), names)
+				return
+			}
 		}
 		for _, e := range ents {
 			n := e.Name()
 			if strings.HasPrefix(n, ".") {
 				continue
 			}
-			p := filepath.Join(d, n)
+			p, more := filepath.Join(d, n), names[:len(names):len(names)]
 			switch fi, err := os.Stat(p); {
 			case err != nil:
 			case fi.IsDir():
-				walk(p, depth+1)
+				walk(p, append(more, n), depth+1)
 			case fi.Mode().IsRegular() && strings.HasSuffix(n, ".md"):
-				out = append(out, p)
+				fn(p, append(more, strings.TrimSuffix(n, ".md")))
 			}
 		}
 	}
-	walk(dir, 0)
-	sort.Strings(out)
-	return out
+	walk(dir, nil, 0)
 }
 
 // SkillFiles lists the SKILL.md of every skill directory in dir (<user dir>/skills,
@@ -415,34 +429,7 @@ func SkillFiles(dir string) map[string]string {
 // holding a SKILL.md is one skill, named by its path. name → file.
 func CommandFiles(dir string) map[string]string {
 	out := map[string]string{}
-	var walk func(d, prefix string, depth int)
-	walk = func(d, prefix string, depth int) {
-		ents, err := os.ReadDir(d)
-		if err != nil || depth > 8 {
-			return
-		}
-		for _, e := range ents {
-			if strings.EqualFold(e.Name(), "SKILL.md") && prefix != "" {
-				out[strings.TrimSuffix(prefix, ":")] = filepath.Join(d, e.Name())
-				return
-			}
-		}
-		for _, e := range ents {
-			n := e.Name()
-			if strings.HasPrefix(n, ".") {
-				continue
-			}
-			p := filepath.Join(d, n)
-			switch fi, err := os.Stat(p); {
-			case err != nil:
-			case fi.IsDir():
-				walk(p, prefix+n+":", depth+1)
-			case fi.Mode().IsRegular() && strings.HasSuffix(n, ".md"):
-				out[prefix+strings.TrimSuffix(n, ".md")] = p
-			}
-		}
-	}
-	walk(dir, "", 0)
+	walkMarkdown(dir, true, func(p string, names []string) { out[strings.Join(names, ":")] = p })
 	return out
 }
 
