@@ -87,7 +87,7 @@ func TestFrontmatterAndPluginHooksUnderDropIn(t *testing.T) {
 	log := frontmatterWorld(t, e)
 	if r := e.Hookd("", "install", "claude-code", "--scope", "managed", "--hookc", bins.hookc); r.Code != 0 {
 		t.Fatalf("install: %d\n%s%s", r.Code, r.Stdout, r.Stderr)
-	} else if !strings.Contains(r.Stdout, "plugin:guard@localmkt") {
+	} else if !strings.Contains(r.Stdout, "plugin:guard@localmkt") || !strings.Contains(r.Stdout, "agent:reviewer") || !strings.Contains(r.Stdout, "skill:greet") {
 		t.Errorf("install --scope managed does not list the plugin hooks it takes over:\n%s", r.Stdout)
 	}
 	e.Start()
