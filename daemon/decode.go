@@ -129,7 +129,7 @@ func (e *engine) decode(x *event) error {
 // else running those hooks: hookd runs them.
 func (e *engine) locate(x *event) error {
 	x.project = e.projectOf(x)
-	e.noticeHarnessDir(x)
+	e.store.Notice(x.ctx, x.project, x.hr.ad.Name, x.ev.Name)
 	x.snap = e.store.Snapshot(x.project)
 	x.d = &decision{ID: newDecisionID(), Time: time.Now(), Event: x.ev.Name, Header: x.h, Payload: x.req.Event,
 		ProjectDir: x.project, Caller: x.caller, Snapshot: x.snap,
@@ -143,22 +143,6 @@ func (e *engine) locate(x *event) error {
 		x.mode = "parallel"
 	}
 	return nil
-}
-
-// noticeHarnessDir: a project's own harness files are listed when the harness's
-// directory exists as the project loads (settings.Sources.Files); when an event of that
-// harness finds the directory created since, the store lists the project's files again
-// (a full reload) before the event takes its snapshot. One stat per Codex or Gemini event.
-func (e *engine) noticeHarnessDir(x *event) {
-	dir := settings.ProjectHarnessDir(x.project, x.hr.ad.Name)
-	if dir == "" || x.project == "" {
-		return
-	}
-	if fi, err := os.Stat(dir); err != nil || !fi.IsDir() || e.store.Lists(x.project, filepath.Join(dir, settings.HookdFile)) {
-		return
-	}
-	e.log.Info("harness directory appeared in a project; listing its files again", zap.String("dir", dir))
-	e.store.Reload(x.ctx, "harness directory appeared")
 }
 
 // projectOf is the event's project root: the request's, else CLAUDE_PROJECT_DIR from its

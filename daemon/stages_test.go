@@ -203,3 +203,29 @@ func TestHarnessDirAppearsLater(t *testing.T) {
 		t.Errorf("ran %v", got)
 	}
 }
+
+// TestAgentFileAppearsLater: a subagent file created in a directory that held none is
+// listed at the next SessionStart (Claude Code reads agents when a session starts), so
+// under the managed drop-in its hooks run from then on instead of running nowhere.
+func TestAgentFileAppearsLater(t *testing.T) {
+	w := newWorld(t, nil)
+	agentHooks := func() (n int) {
+		for _, h := range w.engine.store.Snapshot(w.project).HandlersFor("PreToolUse") {
+			if h.Frontmatter != nil && h.Frontmatter.Name == "reviewer" {
+				n++
+			}
+		}
+		return n
+	}
+	w.handle(w.claudePreToolUse("ls")) // loads the project: no .claude/agents there
+	w.write("./.claude/agents/rev.md", "---\nname: reviewer\ndescription: Reviews\nhooks:\n"+
+		"  PreToolUse:\n    - matcher: Bash\n      hooks:\n        - type: command\n          command: agent-guard\n---\nYou review.\n")
+	w.handle(w.claudePreToolUse("ls"))
+	if n := agentHooks(); n != 0 {
+		t.Fatalf("before any SessionStart the new agent file is not listed yet (docs/differences.md), but has %d hooks", n)
+	}
+	w.handle(w.raw("SessionStart", map[string]any{"source": "startup"}))
+	if n := agentHooks(); n != 1 {
+		t.Errorf("after SessionStart: the new agent has %d PreToolUse hooks in the snapshot, want 1", n)
+	}
+}

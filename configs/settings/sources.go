@@ -265,7 +265,7 @@ func (s Sources) Files() []FileRef {
 // FrontmatterFiles are the subagent and skill files whose frontmatter may hold hooks:
 // the user's and the project's agents (any depth) and skills, and the skills of every
 // plugin installed for this project. They depend on the disk: the store lists them again
-// on a full reload (a new file in a directory without one is seen then, not at once).
+// on a full reload, and at a SessionStart that finds one it has not listed (store.Notice).
 func (s Sources) FrontmatterFiles() []FileRef {
 	var out []FileRef
 	add := func(kind Kind, es []frontmatter.Entry, p *Plugin) {
