@@ -334,6 +334,9 @@ func FuzzBashOracle(f *testing.F) {
 			}
 			return
 		}
+		if strings.ContainsRune(cmd, '\r') {
+			return // mvdan reads a carriage return as a blank, bash (and hookd) as a word character: no oracle here (the real-bash oracle covers it)
+		}
 		fl, perr := syntax.NewParser(syntax.Variant(syntax.LangBash)).Parse(strings.NewReader(cmd), "")
 		if perr != nil {
 			return // hookd parsed it within its own limits; nothing to compare

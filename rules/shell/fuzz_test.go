@@ -56,6 +56,9 @@ func FuzzSplit(f *testing.F) {
 				}
 			}
 		}
+		if strings.ContainsRune(cmd, '\r') {
+			return // mvdan reads a carriage return as a blank, bash (and hookd) as a word character: no oracle here (the real-bash oracle covers it)
+		}
 		fl, perr := syntax.NewParser(syntax.Variant(syntax.LangBash)).Parse(strings.NewReader(cmd), "")
 		if perr != nil {
 			return // parsed within Analyze's own limits but not by a fresh parser: nothing to compare
