@@ -194,16 +194,17 @@ func hostManaged(t *testing.T, why string) *managedNS {
 // counts file, so the test can tell a hook Claude Code ran (claude among them) from one
 // hookd ran (hookd's daemon, not under claude).
 func ancestry(countFile string) string {
-	return fmt.Sprintf(`cat > /dev/null
-p=$$; chain=""; i=0
+	return "cat > /dev/null\n" + ancestryChain + fmt.Sprintf("echo \"$chain\" >> %s\n", countFile)
+}
+
+// ancestryChain sets $chain to the comm names of the hook's ancestors, /-separated.
+const ancestryChain = `p=$$; chain=""; i=0
 while [ "$p" -gt 1 ] && [ $i -lt 12 ]; do
   chain="$chain/$(cat /proc/$p/comm 2>/dev/null)"
   p=$(sed 's/.*) [A-Za-z] \([0-9]*\).*/\1/' /proc/$p/stat 2>/dev/null || echo 1)
   i=$((i+1))
 done
-echo "$chain" >> %s
-`, countFile)
-}
+`
 
 func TestClaudeManagedDropIn(t *testing.T) {
 	ns := setupManagedNS(t)

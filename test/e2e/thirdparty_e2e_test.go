@@ -50,16 +50,8 @@ func TestClaudeThirdPartyHooks(t *testing.T) {
 	// record is a hook body: the ancestry chain and CLAUDE_PLUGIN_ROOT as one line in
 	// counts/<name>; then extra (with the event JSON in $in).
 	record := func(name, extra string) string {
-		return fmt.Sprintf(`#!/bin/sh
-in=$(cat)
-p=$$; chain=""; i=0
-while [ "$p" -gt 1 ] && [ $i -lt 12 ]; do
-  chain="$chain/$(cat /proc/$p/comm 2>/dev/null)"
-  p=$(sed 's/.*) [A-Za-z] \([0-9]*\).*/\1/' /proc/$p/stat 2>/dev/null || echo 1)
-  i=$((i+1))
-done
-echo "$chain ${CLAUDE_PLUGIN_ROOT:-none}" >> %s
-%s`, filepath.Join(counts, name), extra)
+		return "#!/bin/sh\nin=$(cat)\n" + ancestryChain +
+			fmt.Sprintf("echo \"$chain ${CLAUDE_PLUGIN_ROOT:-none}\" >> %s\n", filepath.Join(counts, name)) + extra
 	}
 	hookScript := func(name string) string {
 		p := filepath.Join(root, "h", name+".sh")
