@@ -140,6 +140,7 @@ func FuzzDeep(f *testing.F) {
 	f.Add([]byte{14}, uint16(40000), uint16(0))
 	f.Add([]byte{3, 4, 5}, uint16(5000), uint16(4097))
 	f.Add([]byte{10, 11}, uint16(60000), uint16(100))
+	f.Add([]byte{15, 15, 15, 8}, uint16(300), uint16(3)) // CI, 2026-11-28: three bash -c ' layers
 	old := debug.SetMaxStack(64 << 20)
 	defer debug.SetMaxStack(old)
 	f.Fuzz(func(t *testing.T, layers []byte, depth, width uint16) {
@@ -149,11 +150,22 @@ func FuzzDeep(f *testing.F) {
 		var open strings.Builder
 		var closers []string
 		per := int(depth)/len(layers) + 1
+		quoted := map[string]bool{}
 		for _, l := range layers {
 			i := int(l) % len(deepOpeners)
 			n := per
-			if deepClosers[i] == "'" || deepClosers[i] == "`" {
-				n = 1 // quotes do not nest without escaping
+			if q := deepClosers[i]; q == "'" || q == "`" {
+				// Quotes do not nest without escaping: a second layer
+				// closed by the same quote ends the first, and what
+				// follows is no longer the nested command. In
+				// bash -c 'bash -c 'rm -rf x'' the script is "bash -c
+				// bash" and "rm -rf x" only its unused $1 (real bash
+				// reads stdin and never runs rm), so one layer of each.
+				if quoted[q] {
+					continue
+				}
+				quoted[q] = true
+				n = 1
 			}
 			for k := 0; k < n && open.Len() < 1<<20; k++ {
 				open.WriteString(deepOpeners[i])
