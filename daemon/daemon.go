@@ -51,6 +51,10 @@ type Options struct {
 	// httpfwd.HTTPServer.Adopt). Listener must be bound to Socket.
 	Listener     *net.UnixListener
 	HTTPListener *net.TCPListener
+	// SessionEnvWait bounds how long an http event of a session with no stored
+	// environment waits for one (0: sessionenv.Wait, 10 s). Tests that send many unknown
+	// sessions (the fuzz target) shorten it.
+	SessionEnvWait time.Duration
 }
 
 // Daemon is hookd assembled: the runner pool, the decision log, the settings store and
@@ -101,7 +105,7 @@ func New(ctx context.Context, o Options) (*Daemon, error) {
 	d.engine = newEngine(engineOptions{
 		Logger: o.Logger.Named("engine"), Config: o.Config, Sources: o.Sources, StateDir: o.StateDir,
 		Runner: d.pool, Audit: aud, SyncForwarders: o.Socket != "",
-		SessionEnvs: o.Socket != "" && o.HTTP != nil, HTTP: o.HTTP,
+		SessionEnvs: o.Socket != "" && o.HTTP != nil, SessionEnvWait: o.SessionEnvWait, HTTP: o.HTTP,
 	})
 	if o.Socket == "" {
 		return d, nil

@@ -99,6 +99,9 @@ type engineOptions struct {
 	// the session's events that arrive over the HTTP forwarder (sessionenv.go). In
 	// StateDir when set, else in memory only.
 	SessionEnvs bool
+	// SessionEnvWait bounds an http event's wait for its session's environment (0:
+	// sessionenv.Wait).
+	SessionEnvWait time.Duration
 	// HTTP is the daemon's http forwarder endpoint, for rewriting http forwarders
 	// (forwarders.go); nil without one.
 	HTTP *install.HTTPEndpoint
@@ -128,8 +131,9 @@ type engine struct {
 	// codexHome is where the snapshot reads Codex's own hooks (settings.Sources).
 	codexHome string
 	// envs holds sessions' environments for the HTTP forwarder; nil without one.
-	envs   *sessionenv.Store
-	httpEP *install.HTTPEndpoint
+	envs    *sessionenv.Store
+	envWait time.Duration
+	httpEP  *install.HTTPEndpoint
 
 	// skills are the skills each session invoked (skills.go).
 	skills skills.Tracker
@@ -180,6 +184,10 @@ func newEngine(o engineOptions) *engine {
 	}
 	if o.SessionEnvs {
 		e.envs = sessionenv.New(o.StateDir, o.Logger.Named("session-env"))
+		e.envWait = o.SessionEnvWait
+		if e.envWait <= 0 {
+			e.envWait = sessionenv.Wait
+		}
 	}
 	if o.StateDir != "" { // skills' session state survives a restart (daemon/internal/skills)
 		e.skills.Dir = filepath.Join(o.StateDir, "skills")

@@ -25,8 +25,8 @@ const clientHTTP = "http"
 // the environment the session's hookc events sent (sessionenv.go), plus CLAUDE_EFFORT from
 // the payload's effort.level, which Claude Code sets for tool events and Stop but not for
 // SessionStart. An event whose session has no stored environment yet waits for it (up to
-// sessionenv.Wait: the SessionStart forwarder may be async). A session with none is never
-// run with hookd's own: the event gets the fail-closed answer (events.FailClosed: a deny
+// Options.SessionEnvWait, by default sessionenv.Wait: the SessionStart forwarder may be
+// async). A session with none is never run with hookd's own: the event gets the fail-closed answer (events.FailClosed: a deny
 // or block where the event can block) with a reason, and the audit log records it. ev is
 // nil with an error.
 func (e *engine) HandleHTTP(ctx context.Context, payload []byte) (*protocol.Result, *events.Event, error) {
@@ -47,7 +47,7 @@ func (e *engine) withStoredEnv(x *event) {
 	ok := false
 	if e.envs != nil {
 		// The session's async SessionStart forwarder may still be on its way.
-		se, ok = e.envs.Wait(x.ctx, x.h.SessionID, sessionenv.Wait)
+		se, ok = e.envs.Wait(x.ctx, x.h.SessionID, e.envWait)
 	}
 	if !ok {
 		x.req.Env = []string{} // never hookd's own environment, not even to find the project

@@ -43,7 +43,7 @@ const guard = `in=$(cat); case "$in" in
 *) printf '{"hookSpecificOutput":{"hookEventName":"PreToolUse","permissionDecision":"allow","permissionDecisionReason":"marker=%s effort=%s"}}' "$HOOKD_TEST_MARKER" "$CLAUDE_EFFORT";;
 esac`
 
-func newWorld(t testing.TB, stateDir string, cfg *configs.DaemonConfig) *world {
+func newWorld(t testing.TB, stateDir string, cfg *configs.DaemonConfig, opts ...func(*daemon.Options)) *world {
 	t.Helper()
 	tmp, err := os.MkdirTemp("", "hkhttp")
 	if err != nil {
@@ -76,9 +76,13 @@ func newWorld(t testing.TB, stateDir string, cfg *configs.DaemonConfig) *world {
 	cfg.Limits.RequestReadTimeoutMS = 300 // slowloris tests: short, not a bound on the test
 	ctx, cancel := context.WithCancel(context.Background())
 	w := &world{socket: filepath.Join(tmp, "s.sock"), stateDir: stateDir, cancel: cancel, done: make(chan error, 1)}
-	w.d, err = daemon.New(ctx, daemon.Options{Config: cfg, Sources: settings.Sources{UserDir: user, Home: tmp},
+	o := daemon.Options{Config: cfg, Sources: settings.Sources{UserDir: user, Home: tmp},
 		StateDir: stateDir, Socket: w.socket, Grace: time.Second,
-		HTTP: &install.HTTPEndpoint{Listen: "127.0.0.1:0", Token: token}})
+		HTTP: &install.HTTPEndpoint{Listen: "127.0.0.1:0", Token: token}}
+	for _, f := range opts {
+		f(&o)
+	}
+	w.d, err = daemon.New(ctx, o)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -374,7 +378,12 @@ func FuzzHTTPForwarderBody(f *testing.F) {
 	f.Add(`{"hook_event_name":"PreToolUse","session_id":"s","effort":{"level":"\u0000"}}`)
 	f.Add(`{"hook_event_name":1}`)
 	f.Add(`null`)
-	w := newWorld(f, "", nil)
+	// An unknown session_id waits for its environment, 10 s by default: the fuzzer's
+	// mutated ids would each wait that long, and the fuzzer counts an input that takes
+	// 10 s as a hang (a dry run of make fuzz, 2026-11-28). The wait's own behaviour is
+	// TestSessionEnvWait's and TestHTTPForwarderNoSessionEnvironmentFailsClosed's (the
+	// default); here it is short.
+	w := newWorld(f, "", nil, func(o *daemon.Options) { o.SessionEnvWait = 20 * time.Millisecond })
 
 	w.sessionStart(f, "s", hookEnv("m"))
 	f.Fuzz(func(t *testing.T, body string) {
