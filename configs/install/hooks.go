@@ -239,9 +239,10 @@ func Forwarding(event string, hooked bool) (forward bool, why string) {
 // fwd's form, with a timeout covering the slowest moved hook of that event.
 //
 // With ep (--transport http), the events of HTTPEvents get an http handler posting to
-// hookd instead (httpHandler), and SessionStart always gets a hookc forwarder: its
-// environment is what the session's http events run with (async when no SessionStart
-// hook is behind it).
+// hookd instead (httpHandler), and SessionStart gets a hookc forwarder: its environment
+// is what the session's http events run with (async, and not on compaction, when no
+// SessionStart hook is behind it; none at all when the file's UserPromptSubmit forwarder
+// brings the environment first: envSessionStart).
 func forwarders(moved hooksValue, fwd hookcCmd, ep *HTTPEndpoint) hooksValue {
 	slowest := map[string]time.Duration{}
 	explicit := map[string]time.Duration{}
@@ -279,7 +280,8 @@ func forwarders(moved hooksValue, fwd hookcCmd, ep *HTTPEndpoint) hooksValue {
 	out := jsonobj.Object{}
 	for _, name := range events.Names() {
 		ev, _ := events.Lookup(name)
-		if fwd, _ := Forwarding(name, movedEvents[name]); !fwd && !(ep != nil && name == "SessionStart") {
+		envOnly := ep != nil && name == "SessionStart" && !movedEvents[name]
+		if fwd, _ := Forwarding(name, movedEvents[name]); !fwd && !(envOnly && envSessionStart(movedEvents)) {
 			continue
 		}
 		timeout := DefaultForwarderTimeout
@@ -307,7 +309,7 @@ func forwarders(moved hooksValue, fwd hookcCmd, ep *HTTPEndpoint) hooksValue {
 		}
 		if ep != nil && HTTPEvents[name] {
 			handler = httpHandler(ep, ev, timeout)
-		} else if ep != nil && name == "SessionStart" && !movedEvents[name] {
+		} else if envOnly {
 			// Only the session's environment rides on it (no SessionStart hook to answer
 			// for): async, so the session does not wait for an exec. The daemon lets the
 			// session's first http events wait for the environment (daemon/sessionenv.go).
@@ -329,9 +331,10 @@ func forwarders(moved hooksValue, fwd hookcCmd, ep *HTTPEndpoint) hooksValue {
 				}
 				groups = append(groups, append(g, jsonobj.Member{Key: "hooks", Value: hooks}).JSON())
 			}
-		case ev.MatcherField != "" && !movedEvents[name]:
-			// SessionStart under --transport http: every source, for the environment.
-			groups = append(groups, jsonobj.Object{}.Set("matcher", "*").SetRaw("hooks", hooks).JSON())
+		case envOnly:
+			// SessionStart under --transport http, for the environment: every source that
+			// can begin a session hookd has not seen (envSessionStartSources).
+			groups = append(groups, jsonobj.Object{}.Set("matcher", envSessionStartSources).SetRaw("hooks", hooks).JSON())
 		case ev.MatcherField != "":
 			groups = append(groups, jsonobj.Object{}.Set("matcher", UnionMatcher(groupMatchers[name])).SetRaw("hooks", hooks).JSON())
 		default:

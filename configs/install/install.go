@@ -627,8 +627,8 @@ func PlanInstall(o Options) (*Plan, error) {
 					viaHTTP = append(viaHTTP, ev.Key)
 				}
 			}
-			p.Summary = append(p.Summary, fmt.Sprintf("forwarding %d events: %s over http to %s, the others (and SessionStart, for the session's environment) to %s; %s is made 0600 (it holds hookd's token); restart hookd to serve http",
-				len(fwd), joinOrNone(viaHTTP), o.HTTP.URL(), o.Forwarder, o.Settings))
+			p.Summary = append(p.Summary, fmt.Sprintf("forwarding %d events: %s over http to %s, the others to %s (the session's environment reaches hookd with %s); %s is made 0600 (it holds hookd's token); restart hookd to serve http",
+				len(fwd), joinOrNone(viaHTTP), o.HTTP.URL(), o.Forwarder, envCarrier(fwd), o.Settings))
 		} else {
 			p.Summary = append(p.Summary, fmt.Sprintf("forwarding %d events to %s", len(fwd), o.Forwarder))
 		}

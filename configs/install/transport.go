@@ -36,6 +36,51 @@ var HTTPEvents = map[string]bool{
 	"Notification": true, "MessageDisplay": true,
 }
 
+// inTurnEvents are the http events that fire only inside a turn, so after the turn's
+// UserPromptSubmit: PreToolUse … Stop. Notification and MessageDisplay are not among them
+// (Claude Code may show a notification or a message before the first prompt).
+var inTurnEvents = map[string]bool{
+	"PreToolUse": true, "PermissionRequest": true, "PermissionDenied": true,
+	"PostToolUse": true, "PostToolBatch": true, "Stop": true, "SubagentStop": true,
+}
+
+// envSessionStart reports whether an http installation whose hooks are on the events of
+// moved needs the SessionStart forwarder that only carries the session's environment
+// (docs/http-forwarder.md, "The hooks' environment"). It does not when the same file
+// forwards UserPromptSubmit through hookc and every event it sends over http fires only
+// inside a turn: Claude Code waits for the turn's UserPromptSubmit forwarder, whose
+// environment hookd stores, before any of those events, so the SessionStart exec would
+// only store the same environment once more. The verdict is per settings file: the
+// forwarders that file holds must suffice on their own, whatever the other scopes hold.
+func envSessionStart(moved map[string]bool) bool {
+	if moved["SessionStart"] || !moved["UserPromptSubmit"] {
+		return true
+	}
+	for ev := range moved {
+		if HTTPEvents[ev] && !inTurnEvents[ev] {
+			return true
+		}
+	}
+	return false
+}
+
+// envSessionStartSources are the SessionStart sources the environment-only forwarder
+// fires on: every source that can begin a session id hookd has not seen. Not "compact":
+// compaction keeps the session, its process and so its environment, which hookd already
+// holds (in memory and in its state directory), so that exec would store it again.
+const envSessionStartSources = "startup|resume|clear|fork"
+
+// envCarrier names the hookc forwarder that brings an http installation's session
+// environment to hookd, for install's summary.
+func envCarrier(fwd jsonobj.Object) string {
+	for _, m := range fwd {
+		if m.Key == "SessionStart" {
+			return "SessionStart"
+		}
+	}
+	return "UserPromptSubmit, before any event that goes over http"
+}
+
 // httpHandler is the http forwarder handler of ev: a POST to hookd's endpoint carrying
 // the token. On events that can block it fails closed ("onFailure": "block", Claude Code
 // 2.1.295+; a Claude Code key, not one of hookd's): hookd unreachable, an error status or

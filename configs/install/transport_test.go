@@ -77,10 +77,11 @@ func TestInstallHTTPTransport(t *testing.T) {
 	if post := fw["PostToolUse"]; len(post) != 1 || post[0]["type"] != "http" || post[0]["onFailure"] != nil {
 		t.Errorf("PostToolUse (cannot block) forwarder: %v", post)
 	}
-	for _, ev := range []string{"SessionStart", "UserPromptSubmit"} {
-		if f := fw[ev]; len(f) != 1 || f[0]["type"] != "command" {
-			t.Errorf("%s must stay on hookc: %v", ev, f)
-		}
+	if f := fw["UserPromptSubmit"]; len(f) != 1 || f[0]["type"] != "command" {
+		t.Errorf("UserPromptSubmit must stay on hookc: %v", f)
+	}
+	if f, ok := fw["SessionStart"]; ok {
+		t.Errorf("SessionStart forwarder %v: the UserPromptSubmit forwarder brings the environment before any http event here", f)
 	}
 	if _, ok := fw["Stop"]; ok {
 		t.Errorf("Stop has only a prompt hook (Claude Code's): no forwarder wanted")
@@ -122,8 +123,12 @@ func TestInstallHTTPTransport(t *testing.T) {
 	if err := rp.Apply(); err != nil {
 		t.Fatal(err)
 	}
-	if n := forwardersOf(t, w.read(w.settings))["Notification"]; len(n) != 1 || n[0]["type"] != "http" {
+	rfw := forwardersOf(t, w.read(w.settings))
+	if n := rfw["Notification"]; len(n) != 1 || n[0]["type"] != "http" {
 		t.Errorf("resync: Notification forwarder %v", n)
+	}
+	if ss := rfw["SessionStart"]; len(ss) != 1 || ss[0]["async"] != true {
+		t.Errorf("resync: a Notification can come before the first prompt, so SessionStart must carry the environment again: %v", ss)
 	}
 	if err := os.WriteFile(w.hookd, []byte(h), 0o644); err != nil { // back as installed
 		t.Fatal(err)
@@ -217,17 +222,26 @@ func TestIsHTTPForwarder(t *testing.T) {
 	}
 }
 
-// TestHTTPSessionStartForwarderAsync: under --transport http the SessionStart forwarder
-// that only carries the session's environment (no SessionStart hook behind it) is async —
-// the session does not wait for its exec — and one with a SessionStart hook to answer for
-// is not.
-func TestHTTPSessionStartForwarderAsync(t *testing.T) {
+// TestHTTPSessionStartForwarder: under --transport http the SessionStart forwarder that
+// only carries the session's environment (no SessionStart hook behind it) is async — the
+// session does not wait for its exec — and skips compaction (same session, same
+// environment); there is none when the file's UserPromptSubmit forwarder brings the
+// environment before every event the file sends over http (issue 26: one exec fewer per
+// session); and one with a SessionStart hook to answer for is neither async nor narrowed.
+func TestHTTPSessionStartForwarder(t *testing.T) {
+	noPrompt := strings.Replace(httpOriginal, `    "UserPromptSubmit": [{"hooks": [{"type": "command", "command": "ctx.sh"}]}],
+`, "", 1)
+	if noPrompt == httpOriginal {
+		t.Fatal("fixture: no UserPromptSubmit hook removed")
+	}
 	for name, c := range map[string]struct {
 		settings string
-		async    bool
+		want     string // "": no SessionStart forwarder; "env": async, environment only; "hook": the hook's own
 	}{
-		"environment only":    {httpOriginal, true},
-		"a SessionStart hook": {strings.Replace(httpOriginal, `"Stop": [`, `"SessionStart": [{"hooks": [{"type": "command", "command": "ctx.sh"}]}], "Stop": [`, 1), false},
+		"UserPromptSubmit brings the environment":       {httpOriginal, ""},
+		"no UserPromptSubmit hook":                      {noPrompt, "env"},
+		"a Notification (may precede the first prompt)": {strings.Replace(httpOriginal, `"Stop": [`, `"Notification": [{"hooks": [{"type": "command", "command": "n.sh"}]}], "Stop": [`, 1), "env"},
+		"a SessionStart hook":                           {strings.Replace(httpOriginal, `"Stop": [`, `"SessionStart": [{"matcher": "startup", "hooks": [{"type": "command", "command": "ctx.sh"}]}], "Stop": [`, 1), "hook"},
 	} {
 		w := newWorld(t, c.settings)
 		o := w.opts()
@@ -236,10 +250,23 @@ func TestHTTPSessionStartForwarderAsync(t *testing.T) {
 		w.settings = o.Settings
 		w.write(c.settings)
 		w.installWith(o)
-		fw := forwardersOf(t, w.read(w.settings))
+		text := w.read(w.settings)
+		fw := forwardersOf(t, text)
 		ss := fw["SessionStart"]
-		if len(ss) != 1 || ss[0]["type"] != "command" || (ss[0]["async"] == true) != c.async {
-			t.Errorf("%s: SessionStart forwarder %v, want async %v", name, ss, c.async)
+		switch c.want {
+		case "":
+			if len(ss) != 0 {
+				t.Errorf("%s: SessionStart forwarder %v, want none", name, ss)
+			}
+		case "env":
+			if len(ss) != 1 || ss[0]["type"] != "command" || ss[0]["async"] != true ||
+				!strings.Contains(text, `"matcher": "`+envSessionStartSources+`"`) {
+				t.Errorf("%s: SessionStart forwarder %v, want async on %s:\n%s", name, ss, envSessionStartSources, text)
+			}
+		case "hook":
+			if len(ss) != 1 || ss[0]["type"] != "command" || ss[0]["async"] != nil || strings.Contains(text, envSessionStartSources) {
+				t.Errorf("%s: SessionStart forwarder %v, want the hook's (synchronous, its matcher):\n%s", name, ss, text)
+			}
 		}
 		for ev, hs := range fw {
 			if ev != "SessionStart" && hs[0]["async"] != nil {
