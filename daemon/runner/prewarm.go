@@ -162,8 +162,10 @@ type Pool struct {
 
 	mu     sync.Mutex
 	keys   map[string]*warmKey
-	hooks  map[string]hookSeen // HookID → the revision last seen
-	total  int                 // idle + starting processes over all keys
+	hooks  map[string]hookSeen     // HookID → the revision last seen
+	owners map[string]sessionOwner // session ID → its harness process (sessions.go)
+	ended  map[string]time.Time    // session ID → when it ended; forgotten after IdleTimeout
+	total  int                     // idle + starting processes over all keys
 	closed bool
 	wg     sync.WaitGroup // spawners, delayed refills, the janitor
 	stop   chan struct{}
@@ -182,6 +184,9 @@ type warmKey struct {
 	key    string
 	spec   ProcSpec // the template: everything but Stdin
 	hookID string   // the first hook seen with this key (for logs)
+	// session is the CLAUDE_CODE_SESSION_ID of the key's environment: its processes serve
+	// that session only, and end with it (sessions.go).
+	session string
 	// hooks are the hooks (HookID → HookRev) whose events this key has served: hooks whose
 	// processes would be identical share one key, so a process warmed after one hook's
 	// event serves the next event of any of them.
@@ -231,6 +236,7 @@ func NewPool(o PoolOptions) *Pool {
 	p := &Pool{
 		opts: o, log: o.Logger, cold: ExecRunner{WaitDelay: o.WaitDelay},
 		keys: map[string]*warmKey{}, hooks: map[string]hookSeen{}, stop: make(chan struct{}),
+		owners: map[string]sessionOwner{}, ended: map[string]time.Time{},
 	}
 	p.workers = newWorkerSet(o)
 	// HOOKD_ZYGOTE=off serves Python hooks from the prewarm pool instead (docs/zygote.md):
@@ -318,7 +324,7 @@ func (p *Pool) key(spec ProcSpec) *warmKey {
 		tmpl.Stdin = nil
 		tmpl.Env = slices.Clone(spec.Env)
 		tmpl.Args = slices.Clone(spec.Args)
-		wk = &warmKey{key: k, spec: tmpl, hookID: spec.HookID, hooks: map[string]string{}}
+		wk = &warmKey{key: k, spec: tmpl, hookID: spec.HookID, hooks: map[string]string{}, session: LookupEnv(spec.Env, "CLAUDE_CODE_SESSION_ID")}
 		p.keys[k] = wk
 	}
 	if spec.HookID != "" {
@@ -437,7 +443,7 @@ func (p *Pool) release(wk *warmKey, warm bool) {
 // refillLocked starts processes for wk, after delay, until it has as many idle or
 // starting as it wants.
 func (p *Pool) refillLocked(wk *warmKey, delay time.Duration) {
-	if p.closed || wk.gone || time.Now().Before(wk.disabled) {
+	if p.closed || wk.gone || time.Now().Before(wk.disabled) || p.sessionOverLocked(wk) {
 		return
 	}
 	if wk.info == nil || (wk.spec.Prewarm == PrewarmAuto && !wk.info.safe) {
@@ -499,7 +505,7 @@ func (p *Pool) spawn(wk *warmKey, delay time.Duration, kick <-chan struct{}) {
 		t.Stop()
 	}
 	p.mu.Lock()
-	if p.closed || wk.gone {
+	if p.closed || wk.gone || p.sessionOverLocked(wk) {
 		wk.starting--
 		p.total--
 		if wk.started != nil {
@@ -636,6 +642,10 @@ func (p *Pool) dropKeyLocked(wk *warmKey, why string) {
 	p.discardIdleLocked(wk, why)
 	wk.gone = true
 	delete(p.keys, wk.key)
+	if wk.kick != nil { // spares waiting out RefillDelay: let them see it now
+		close(wk.kick)
+		wk.kick = nil
+	}
 }
 
 // janitor kills processes idle for longer than IdleTimeout and forgets unused keys.
@@ -680,6 +690,11 @@ func (p *Pool) reapIdle(now time.Time) {
 	for id, seen := range p.hooks {
 		if now.Sub(seen.seen) > p.opts.IdleTimeout {
 			delete(p.hooks, id)
+		}
+	}
+	for id, at := range p.ended {
+		if now.Sub(at) > p.opts.IdleTimeout {
+			delete(p.ended, id)
 		}
 	}
 }

@@ -1,6 +1,7 @@
 package osproc
 
 import (
+	"bytes"
 	"errors"
 	"sync"
 	"syscall"
@@ -57,6 +58,22 @@ func StartTime(pid int) (uint64, error) {
 	}
 	t := kp.Proc.P_starttime
 	return uint64(t.Sec)*1e6 + uint64(t.Usec), nil
+}
+
+// Parent returns pid's parent and its command name (p_comm) from sysctl kern.proc.pid.
+func Parent(pid int) (ppid int, comm string, err error) {
+	kp, err := unix.SysctlKinfoProc("kern.proc.pid", pid)
+	if err != nil {
+		return 0, "", err
+	}
+	if kp.Proc.P_pid != int32(pid) {
+		return 0, "", syscall.ESRCH
+	}
+	c := kp.Proc.P_comm[:]
+	if i := bytes.IndexByte(c, 0); i >= 0 {
+		c = c[:i]
+	}
+	return int(kp.Eproc.Ppid), string(c), nil
 }
 
 // Running reports whether pid is the process that started at start and has not exited

@@ -40,6 +40,26 @@ func Running(pid int, start uint64) bool {
 	return err == nil && st == start && state != "Z"
 }
 
+// Parent returns pid's parent and its command name (comm, at most 15 bytes) from
+// /proc/PID/stat.
+func Parent(pid int) (ppid int, comm string, err error) {
+	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
+	if err != nil {
+		return 0, "", err
+	}
+	s := string(b)
+	i, j := strings.IndexByte(s, '('), strings.LastIndexByte(s, ')')
+	if i < 0 || j < i {
+		return 0, "", fmt.Errorf("malformed /proc/%d/stat", pid)
+	}
+	f := strings.Fields(s[j+1:]) // f[0] is field 3 (state), f[1] the parent
+	if len(f) < 2 {
+		return 0, "", fmt.Errorf("malformed /proc/%d/stat", pid)
+	}
+	ppid, err = strconv.Atoi(f[1])
+	return ppid, s[i+1 : j], err
+}
+
 // stat reads a process's start time and state from /proc/PID/stat.
 func stat(pid int) (start uint64, state string, err error) {
 	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
