@@ -22,8 +22,9 @@ import (
 //     waiting out RefillDelay is never started, and no spare is started for the session
 //     again; a spare whose delay ends finds the harness gone first (spawn checks).
 //
-// An event whose session hookd cannot tie to a process (http events, whose peer has no pid;
-// a caller already gone) keeps the old behaviour: its spares end by IdleTimeout.
+// A session none of whose events came with a caller pid (http events have none; the hookc
+// event that brought an http session's environment has one) keeps the old behaviour: its
+// spares end by IdleTimeout.
 
 // ownerPoll is how often a session's harness process is checked while it has spares.
 const ownerPoll = 250 * time.Millisecond
