@@ -55,21 +55,11 @@ var warmEvents = map[string]bool{
 	"SubagentStart": true, "SubagentStop": true, "Stop": true,
 }
 
-// sessionSpares is a Runner whose prewarmed processes end with their session (runner.Pool).
-type sessionSpares interface {
-	NoteSession(session string, caller int)
-	EndSession(session string)
-}
-
-// warmSession is an observer: on SessionStart it prewarms the session's hooks (warm); on
-// every event it ties the session's spares to the caller's harness process, and SessionEnd
-// ends them.
+// warmSession is an observer: on SessionStart it prewarms the session's hooks (warm); every
+// event ties the session's spares to the caller's harness process, SessionEnd ends them.
 func warmSession(e *engine, x *event) {
-	if s, ok := e.runner.(sessionSpares); ok {
-		s.NoteSession(x.h.SessionID, x.caller.PID)
-		if x.ev.Name == "SessionEnd" {
-			s.EndSession(x.h.SessionID)
-		}
+	if s, ok := e.runner.(interface{ Session(string, int, bool) }); ok { // runner.Pool.Session
+		s.Session(x.h.SessionID, x.caller.PID, x.ev.Name == "SessionEnd")
 	}
 	if x.ev.Name == "SessionStart" {
 		e.warm(x.snap, x.env, x.h, x.project, e.hookDir(x.h.Cwd, x.project), x.d.FromClaudeCode)

@@ -15,9 +15,9 @@ import (
 // and session cannot be foreseen when the last event is answered — any event may be the
 // last — but hookd need not start it, nor keep it, once the session is over:
 //
-//   - NoteSession learns, from the first event of a session, the harness process it runs
+//   - Session (the daemon calls it for every event) learns, from the first event of a session, the harness process it runs
 //     in (the caller's nearest ancestor that is neither hookc nor a shell) and watches it.
-//   - When that process exits, or the session's SessionEnd arrives (EndSession), the
+//   - When that process exits, or the session's SessionEnd arrives, the
 //     session's idle spares are killed at once (not after IdleTimeout), a spare still
 //     waiting out RefillDelay is never started, and no spare is started for the session
 //     again; a spare whose delay ends finds the harness gone first (spawn checks).
@@ -59,9 +59,18 @@ func harnessOf(caller int) (sessionOwner, bool) {
 	return sessionOwner{}, false
 }
 
-// NoteSession records that an event of session came from the process caller (0: not
-// known). The first such event ties the session's spares to its harness process.
-func (p *Pool) NoteSession(session string, caller int) {
+// Session records that an event of session came from the process caller (0: not known):
+// the first such event ties the session's spares to its harness process. ended says the
+// event is the session's SessionEnd.
+func (p *Pool) Session(session string, caller int, ended bool) {
+	if ended {
+		p.endSession(session)
+		return
+	}
+	p.noteSession(session, caller)
+}
+
+func (p *Pool) noteSession(session string, caller int) {
 	if session == "" || caller <= 0 || p.opts.NoPrewarm {
 		return
 	}
@@ -104,15 +113,15 @@ func (p *Pool) watchOwner(session string, o sessionOwner) {
 			return
 		}
 		if !osproc.Running(o.pid, o.start) {
-			p.EndSession(session)
+			p.endSession(session)
 			return
 		}
 	}
 }
 
-// EndSession ends session's spares: its idle processes are killed, those waiting to start
+// endSession ends session's spares: its idle processes are killed, those waiting to start
 // never start, and the session gets none again.
-func (p *Pool) EndSession(session string) {
+func (p *Pool) endSession(session string) {
 	if session == "" {
 		return
 	}

@@ -95,7 +95,7 @@ func TestPoolSparesEndWithSession(t *testing.T) {
 		cmd, env := nodeGuard(t, dir, log)
 		p = newTestPool(t, PoolOptions{RefillDelay: delay})
 		harness = startHarness(t)
-		p.NoteSession("s-1", harness.Process.Pid)
+		p.Session("s-1", harness.Process.Pid, false)
 		spec = ProcSpec{Command: cmd, Dir: dir, Env: env, Stdin: event, Timeout: time.Minute, HookID: "h", HookRev: "1"}
 		for i := range 4 {
 			if r := p.Run(context.Background(), spec); r.ExitCode != 0 || string(r.Stdout) != "{}" || r.StartErr != nil {
@@ -143,7 +143,7 @@ func TestPoolSparesEndWithSession(t *testing.T) {
 
 	t.Run("SessionEnd", func(t *testing.T) {
 		p, spec, log, _ := session(t, time.Hour)
-		p.EndSession("s-1")
+		p.Session("s-1", 0, true)
 		poll(t, 30*time.Second, "the session's spares ended", func() bool { return settled(p) })
 		// A hook of the ended session (a SessionEnd hook runs after it) still runs, cold,
 		// and leaves no spare.
