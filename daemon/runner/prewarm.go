@@ -162,10 +162,12 @@ type Pool struct {
 
 	mu     sync.Mutex
 	keys   map[string]*warmKey
-	hooks  map[string]hookSeen     // HookID → the revision last seen
-	owners map[string]sessionOwner // session ID → its harness process (sessions.go)
-	ended  map[string]time.Time    // session ID → when it ended; forgotten after IdleTimeout
-	total  int                     // idle + starting processes over all keys
+	hooks  map[string]hookSeen      // HookID → the revision last seen
+	owners map[string]*sessionOwner // session ID → its harness process (sessions.go)
+	ended  map[string]time.Time     // session ID → when it ended; forgotten after IdleTimeout
+	wake   *os.File                 // read end of a pipe whose write end Close closes
+	wakeW  *os.File
+	total  int // idle + starting processes over all keys
 	closed bool
 	wg     sync.WaitGroup // spawners, delayed refills, the janitor
 	stop   chan struct{}
@@ -236,7 +238,7 @@ func NewPool(o PoolOptions) *Pool {
 	p := &Pool{
 		opts: o, log: o.Logger, cold: ExecRunner{WaitDelay: o.WaitDelay},
 		keys: map[string]*warmKey{}, hooks: map[string]hookSeen{}, stop: make(chan struct{}),
-		owners: map[string]sessionOwner{}, ended: map[string]time.Time{},
+		owners: map[string]*sessionOwner{}, ended: map[string]time.Time{},
 	}
 	p.workers = newWorkerSet(o)
 	// HOOKD_ZYGOTE=off serves Python hooks from the prewarm pool instead (docs/zygote.md):
@@ -467,6 +469,7 @@ func (p *Pool) refillLocked(wk *warmKey, delay time.Duration) {
 			kick = wk.kick
 		}
 		go p.spawn(wk, delay, kick)
+		p.watchLocked(wk)
 	}
 }
 
@@ -716,8 +719,14 @@ func (p *Pool) Close() {
 		p.dropKeyLocked(wk, "daemon stopping")
 	}
 	close(p.stop)
+	if p.wakeW != nil {
+		_ = p.wakeW.Close() // wakes the harness watchers (sessions.go)
+	}
 	p.mu.Unlock()
 	p.wg.Wait()
+	if p.wake != nil {
+		_ = p.wake.Close()
+	}
 	p.workers.close()
 	if p.zyg != nil {
 		p.zyg.Close()

@@ -109,38 +109,43 @@ func TestPoolSparesEndWithSession(t *testing.T) {
 	}
 	settled := func(p *Pool) bool { return stat(p, "idle") == 0 && stat(p, "starting") == 0 && stat(p, "keys") == 0 }
 
-	t.Run("spare still waiting when the session ends", func(t *testing.T) {
-		p, _, log, harness := session(t, time.Hour) // a spare starts only when its next event asks for it
-		if err := harness.Process.Kill(); err != nil {
-			t.Fatal(err)
-		}
-		_ = harness.Wait()
-		poll(t, 30*time.Second, "the session's spares ended", func() bool { return settled(p) })
-		if started, used := guardCounts(t, log); started != 4 || used != 4 {
-			t.Fatalf("node processes: %d started, %d used; want 4 and 4 (as natively)", started, used)
-		}
-		if s := stat(p, "spawned"); s != 3 {
-			t.Fatalf("spawned %d, want 3 (one per prewarmed event, none after the last)", s)
-		}
-	})
+	for _, polling := range []bool{false, true} {
+		how := map[bool]string{false: " (pidfd)", true: " (polling, macOS's path)"}[polling]
+		pollOwners.Store(polling)
+		t.Cleanup(func() { pollOwners.Store(false) })
+		t.Run("spare still waiting when the session ends"+how, func(t *testing.T) {
+			p, _, log, harness := session(t, time.Hour) // a spare starts only when its next event asks for it
+			if err := harness.Process.Kill(); err != nil {
+				t.Fatal(err)
+			}
+			_ = harness.Wait()
+			poll(t, 30*time.Second, "the session's spares ended", func() bool { return settled(p) })
+			if started, used := guardCounts(t, log); started != 4 || used != 4 {
+				t.Fatalf("node processes: %d started, %d used; want 4 and 4 (as natively)", started, used)
+			}
+			if s := stat(p, "spawned"); s != 3 {
+				t.Fatalf("spawned %d, want 3 (one per prewarmed event, none after the last)", s)
+			}
+		})
 
-	t.Run("spare already started when the session ends", func(t *testing.T) {
-		p, _, log, harness := session(t, -1)
-		pids := waitIdle(t, p, 1)
-		poll(t, 30*time.Second, "the spare loaded", func() bool { s, _ := guardCounts(t, log); return s == 5 })
-		if err := harness.Process.Kill(); err != nil {
-			t.Fatal(err)
-		}
-		_ = harness.Wait()
-		poll(t, 30*time.Second, "the session's spare killed", func() bool { return settled(p) && testutil.ProcessGone(pids[0]) })
-		if started, used := guardCounts(t, log); started != 5 || used != 4 {
-			t.Fatalf("node processes: %d started, %d used; want 5 and 4", started, used)
-		}
-		if d := stat(p, "discarded"); d != 1 {
-			t.Fatalf("discarded %d, want the one spare", d)
-		}
-	})
+		t.Run("spare already started when the session ends"+how, func(t *testing.T) {
+			p, _, log, harness := session(t, -1)
+			pids := waitIdle(t, p, 1)
+			poll(t, 30*time.Second, "the spare loaded", func() bool { s, _ := guardCounts(t, log); return s == 5 })
+			if err := harness.Process.Kill(); err != nil {
+				t.Fatal(err)
+			}
+			_ = harness.Wait()
+			poll(t, 30*time.Second, "the session's spare killed", func() bool { return settled(p) && testutil.ProcessGone(pids[0]) })
+			if started, used := guardCounts(t, log); started != 5 || used != 4 {
+				t.Fatalf("node processes: %d started, %d used; want 5 and 4", started, used)
+			}
+			if d := stat(p, "discarded"); d != 1 {
+				t.Fatalf("discarded %d, want the one spare", d)
+			}
+		})
 
+	}
 	t.Run("SessionEnd", func(t *testing.T) {
 		p, spec, log, _ := session(t, time.Hour)
 		p.Session("s-1", 0, true)

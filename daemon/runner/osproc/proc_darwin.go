@@ -122,6 +122,10 @@ func (h Handle) Close() {}
 // Alive is false: nothing is known through an empty handle.
 func (h Handle) Alive() bool { return false }
 
+// WaitExit would wait for the process through its handle; macOS has none, so it reports
+// false at once (callers poll Running).
+func (h Handle) WaitExit(wake int) bool { return false }
+
 // Kill is not supported.
 func (h Handle) Kill() error { return ErrUnsupported }
 

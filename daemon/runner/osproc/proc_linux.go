@@ -129,6 +129,20 @@ func (h Handle) Alive() bool {
 	return h.fd >= 0 && unix.PidfdSendSignal(h.fd, 0, nil, 0) == nil
 }
 
+// WaitExit blocks until the process exits (its pidfd becomes readable; a zombie has
+// exited) or wake, a descriptor, becomes readable or hung up, and reports whether the
+// process exited.
+func (h Handle) WaitExit(wake int) bool {
+	fds := []unix.PollFd{{Fd: int32(h.fd), Events: unix.POLLIN}, {Fd: int32(wake), Events: unix.POLLIN}}
+	for {
+		_, err := unix.Poll(fds, -1)
+		if errors.Is(err, syscall.EINTR) {
+			continue
+		}
+		return err == nil && fds[0].Revents != 0
+	}
+}
+
 // Kill sends SIGKILL to the process itself (not its group).
 func (h Handle) Kill() error {
 	if h.fd < 0 {
