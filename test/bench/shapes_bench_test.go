@@ -28,6 +28,9 @@ import (
 //
 //	HOOKD_SHAPES_ROUNDS=5 go test -run '^$' -bench '^BenchmarkLaunchShapes$' -benchtime 1x -v ./test/bench/
 //
+// The bunx and uvx rows need bun and uv on PATH (bun is on npm: `npm install --prefix DIR
+// bun` and DIR/node_modules/.bin on PATH); without them those rows are left out, said so.
+//
 // HOOKD_BENCH_MD=BENCHMARKS.md writes the table into that file's "shapes" section.
 func BenchmarkLaunchShapes(b *testing.B) {
 	rounds := 5
