@@ -126,6 +126,46 @@ func TestClaudeHTTPForwarder(t *testing.T) {
 	t.Logf("refused with a wrong token: %s", unauth.Calls[0].Result)
 }
 
+// TestClaudeHTTPEnvFromUserPromptSubmit (issue 26): with a UserPromptSubmit hook beside
+// the PreToolUse guard, the http install writes no SessionStart forwarder — the session's
+// environment reaches hookd with the UserPromptSubmit forwarder, which Claude Code waits for
+// before the turn's first tool call — so an http session starts no process a native one does
+// not. The guard must still run over http with that environment: the touch allowed and run,
+// the rm denied with the guard's reason (without an environment hookd would refuse both).
+func TestClaudeHTTPEnvFromUserPromptSubmit(t *testing.T) {
+	t.Parallel()
+	sc := &scenario{Name: "http-env-ups",
+		Hooks: []hook{
+			{Name: "g", Event: "PreToolUse", Matcher: "Bash", Scope: "user", Body: httpGuard},
+			{Name: "ups", Event: "UserPromptSubmit", Scope: "user", Body: "cat >/dev/null"},
+		},
+		Script: []claudeapi.Turn{bash("touch allowed-by-hook"), bash("rm -rf nothing-here"), say("finished")},
+		Counts: map[string]int{"g": 2, "ups": 1},
+	}
+	native := runClaude(t, sc, "native")
+	viaHTTP := runClaude(t, sc, "http")
+	for _, o := range []*obs{native, viaHTTP} {
+		if o.Counts["g"] != 2 || o.Counts["ups"] != 1 {
+			t.Errorf("hooks ran %v, want the guard twice and the prompt hook once", o.Counts)
+		}
+	}
+	if len(viaHTTP.Calls) != 2 || viaHTTP.Calls[0].IsError || !viaHTTP.Calls[1].IsError || !strings.Contains(viaHTTP.Calls[1].Result, "no rm here") {
+		t.Fatalf("want the touch allowed and the rm denied with the guard's reason: %+v", viaHTTP.Calls)
+	}
+	if _, err := os.Stat(filepath.Join(viaHTTP.root, "proj", "allowed-by-hook")); err != nil {
+		t.Errorf("the allowed command did not run: %v", err)
+	}
+	// hookc (the witness) ran once, for UserPromptSubmit: no SessionStart exec, and every
+	// PreToolUse went over http.
+	if len(viaHTTP.hookc) != 1 || !strings.HasPrefix(viaHTTP.hookc[0], "UserPromptSubmit ") {
+		t.Errorf("hookc ran for %v, want UserPromptSubmit only", viaHTTP.hookc)
+	}
+	data, err := os.ReadFile(filepath.Join(viaHTTP.root, "home", ".claude", "settings.json"))
+	if err == nil && strings.Contains(string(data), `"SessionStart"`) {
+		t.Errorf("the http install wrote a SessionStart forwarder:\n%s", data)
+	}
+}
+
 // TestClaudeHTTPForwarderStopAndPostToolUse: an exit-2 Stop block (which hookd says as
 // decision:"block" over http) keeps Claude going exactly once, as natively, and a
 // PostToolUse hook's additionalContext reaches the model through the http forwarder.
