@@ -468,11 +468,23 @@ func TestNoLeaks(t *testing.T) {
 	if p := m.ZygotePIDs(); len(p) != 1 || p[0] != zpid {
 		t.Fatalf("zygote changed during the run: %v", p)
 	}
-	if got, spares := zygoteAtRest(t, zpid); got != fdsBefore {
-		t.Errorf("zygote fds without its spares' (2 each, %d spares): %d before, %d after", spares, fdsBefore, got)
+	// A leak stays; a descriptor the zygote holds for a moment (a spare being forked while
+	// the zygote was descheduled across zygoteAtRest's samples, under load) goes. So the
+	// counts are polled until they match, and only one still off after 30 s is a leak.
+	var got, spares, ours int
+	for deadline := time.Now().Add(30 * time.Second); ; {
+		got, spares = zygoteAtRest(t, zpid)
+		ours = countFDs(t, os.Getpid())
+		if got == fdsBefore && ours <= ourFDs+2 || time.Now().After(deadline) {
+			break
+		}
+		time.Sleep(100 * time.Millisecond)
 	}
-	if got := countFDs(t, os.Getpid()); got > ourFDs+2 {
-		t.Errorf("our fds: %d before, %d after", ourFDs, got)
+	if got != fdsBefore {
+		t.Errorf("zygote fds without its spares' (2 each, %d spares): %d before, %d after (for 30 s)", spares, fdsBefore, got)
+	}
+	if ours > ourFDs+2 {
+		t.Errorf("our fds: %d before, %d after (for 30 s)", ourFDs, ours)
 	}
 }
 
