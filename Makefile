@@ -43,7 +43,7 @@ run: build ## build and start hookd in the foreground on the default settings so
 test: lint unit conformance e2e ## what CI runs first: lint, every test with -race, the drift check, the real Claude Code suite
 
 unit: ## go test -race ./... but the fault suite, which make faults runs (UNIT_TIMEOUT per package; soak tests skip, saying so)
-	@echo "unit: the fault suite (./test TestFault*, 44 cases, ~4 min) is not run here: make faults runs it, and CI runs make faults after make test"
+	@echo "unit: the fault suite (./test TestFault*, 44 cases, ~1.5 min) is not run here: make faults runs it, and CI runs make faults after make test"
 	$(GO) test -race -count=1 -timeout $(UNIT_TIMEOUT) -skip '^TestFault' ./...
 
 faults: ## the fault suite (issues 13, 28; docs/reliability.md), with -race: every fault case end to end with its figures; CI runs it once after make test
