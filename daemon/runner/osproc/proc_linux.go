@@ -43,40 +43,41 @@ func Running(pid int, start uint64) bool {
 // Parent returns pid's parent and its command name (comm, at most 15 bytes) from
 // /proc/PID/stat.
 func Parent(pid int) (ppid int, comm string, err error) {
-	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
+	comm, f, err := readStat(pid, 2)
 	if err != nil {
 		return 0, "", err
 	}
-	s := string(b)
-	i, j := strings.IndexByte(s, '('), strings.LastIndexByte(s, ')')
-	if i < 0 || j < i {
-		return 0, "", fmt.Errorf("malformed /proc/%d/stat", pid)
-	}
-	f := strings.Fields(s[j+1:]) // f[0] is field 3 (state), f[1] the parent
-	if len(f) < 2 {
-		return 0, "", fmt.Errorf("malformed /proc/%d/stat", pid)
-	}
 	ppid, err = strconv.Atoi(f[1])
-	return ppid, s[i+1 : j], err
+	return ppid, comm, err
 }
 
 // stat reads a process's start time and state from /proc/PID/stat.
 func stat(pid int) (start uint64, state string, err error) {
-	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
+	_, f, err := readStat(pid, 20)
 	if err != nil {
 		return 0, "", err
 	}
-	s := string(b)
-	i := strings.LastIndexByte(s, ')') // comm may contain spaces and parentheses
-	if i < 0 {
-		return 0, "", fmt.Errorf("malformed /proc/%d/stat", pid)
-	}
-	f := strings.Fields(s[i+1:]) // f[0] is field 3 (state)
-	if len(f) < 20 {
-		return 0, "", fmt.Errorf("malformed /proc/%d/stat", pid)
-	}
 	start, err = strconv.ParseUint(f[19], 10, 64)
 	return start, f[0], err
+}
+
+// readStat reads /proc/PID/stat: comm, and the fields after it (f[0] is field 3, the
+// state), at least min of them. comm may contain spaces and parentheses, so it ends at the
+// last ')'.
+func readStat(pid, min int) (comm string, f []string, err error) {
+	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
+	if err != nil {
+		return "", nil, err
+	}
+	s := string(b)
+	i, j := strings.IndexByte(s, '('), strings.LastIndexByte(s, ')')
+	if i < 0 || j < i {
+		return "", nil, fmt.Errorf("malformed /proc/%d/stat", pid)
+	}
+	if f = strings.Fields(s[j+1:]); len(f) < min {
+		return "", nil, fmt.Errorf("malformed /proc/%d/stat", pid)
+	}
+	return s[i+1 : j], f, nil
 }
 
 // BootID identifies this boot of the machine (/proc/sys/kernel/random/boot_id).
