@@ -387,8 +387,12 @@ func newManagedWorld(t *testing.T) *managedWorld {
 	return w
 }
 
+// write writes path, creating its directory.
 func (w *managedWorld) write(path, content string, mode os.FileMode) {
 	w.t.Helper()
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		w.t.Fatal(err)
+	}
 	if err := os.WriteFile(path, []byte(content), mode); err != nil {
 		w.t.Fatal(err)
 	}

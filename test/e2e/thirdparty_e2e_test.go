@@ -40,13 +40,7 @@ func TestClaudeThirdPartyHooks(t *testing.T) {
 	ns := setupManagedNS(t)
 	w := newManagedWorld(t)
 	root, home, proj, state, sock, counts := w.root, w.home, w.proj, w.state, w.sock, w.counts
-	write := func(path, content string, mode os.FileMode) {
-		t.Helper()
-		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		w.write(path, content, mode)
-	}
+	write := w.write
 	// record is a hook body: the ancestry chain and CLAUDE_PLUGIN_ROOT as one line in
 	// counts/<name>; then extra (with the event JSON in $in).
 	record := func(name, extra string) string {
