@@ -23,7 +23,14 @@ import (
 // prewarms a command that is, as written,
 //
 //  1. one simple command — no ; & | < > ( ) ` $( ), no globs, no comments, no newlines;
-//     words may be quoted and may use $VAR / ${VAR} from the hook's environment and ~/;
+//     words may be quoted and may use $VAR / ${VAR} from the hook's environment and ~/,
+//     and $(npm root -g) (or --global), a lookup of npm's global package directory, as
+//     exactly that and nothing more (prewarm_subst.go). Its one side effect is npm's: each
+//     run writes a debug log of ~600 bytes to ~/.npm/_logs (npm 11; npm prunes them to
+//     logs-max, 10, but asynchronously, and a command this short exits first, so they
+//     accumulate until a longer npm command runs). A prewarmed process runs it as Claude
+//     Code's shell would at the event, so a spare that is never used leaves one such log
+//     more than running natively; the analysis's own (cached) run leaves none;
 //  2. an interpreter from interpreterFamilies (Python, Node, Bun, Ruby) running a script
 //     file — not -c/-e/-m/-p code or a script on stdin — or a path to a script whose #!
 //     line names such an interpreter (directly or through env);
@@ -167,9 +174,20 @@ func analyze(spec ProcSpec) *scriptInfo {
 		words = append([]string{spec.Command}, spec.Args...)
 	} else {
 		var ok bool
-		words, ok = shellWords(spec.Command, spec.Env)
+		var lookupErr string
+		lookup := func(cmd string) (string, bool) {
+			v, err := runLookupCached(cmd, spec.Env, spec.Dir)
+			if err != nil {
+				lookupErr = "$(" + cmd + ") gave no usable path: " + err.Error()
+			}
+			return v, err == nil
+		}
+		words, ok = shellWords(spec.Command, spec.Env, lookup)
 		if !ok {
 			info.reason = "not a simple command (shell operators, substitutions, globs or comments)"
+			if lookupErr != "" {
+				info.reason = lookupErr
+			}
 			if info.script = looseScript(spec); info.script != "" {
 				info.fp = fingerprint(info.script)
 			}
@@ -440,9 +458,11 @@ func looseWords(words []string, spec ProcSpec) string {
 // command only: it reports false for anything whose meaning it cannot know statically
 // (operators, redirections, command or arithmetic substitution, globs, special
 // parameters, ${...} operators, an unquoted expansion that would be field-split, ~user,
-// comments). The command is parsed with mvdan.cc/sh (POSIX dialect), the parser the
-// permission rules and the zygote use, so the three agree on what a command is.
-func shellWords(s string, env []string) ([]string, bool) {
+// comments). The one command substitution it accepts is a lookup (prewarm_subst.go),
+// whose value lookup gives; with a nil lookup it accepts none. The command is parsed
+// with mvdan.cc/sh (POSIX dialect), the parser the permission rules and the zygote use,
+// so the three agree on what a command is.
+func shellWords(s string, env []string, lookup lookupFunc) ([]string, bool) {
 	f, err := syntax.NewParser(syntax.Variant(syntax.LangPOSIX), syntax.KeepComments(true)).Parse(strings.NewReader(s), "")
 	if err != nil || len(f.Stmts) != 1 || len(f.Last) > 0 {
 		return nil, false
@@ -459,14 +479,14 @@ func shellWords(s string, env []string) ([]string, bool) {
 		}
 		v := ""
 		if a.Value != nil {
-			if v, ok = wordValue(a.Value, env); !ok {
+			if v, ok = wordValue(a.Value, env, lookup); !ok {
 				return nil, false
 			}
 		}
 		words = append(words, a.Name.Value+"="+v)
 	}
 	for _, w := range call.Args {
-		v, ok := wordValue(w, env)
+		v, ok := wordValue(w, env, lookup)
 		if !ok {
 			return nil, false
 		}
@@ -475,8 +495,9 @@ func shellWords(s string, env []string) ([]string, bool) {
 	return words, true
 }
 
-// wordValue is one word after expansion, when it can be known statically.
-func wordValue(w *syntax.Word, env []string) (string, bool) {
+// wordValue is one word after expansion, when it can be known statically (or, for an
+// accepted lookup substitution, from lookup).
+func wordValue(w *syntax.Word, env []string, lookup lookupFunc) (string, bool) {
 	var b strings.Builder
 	for i, p := range w.Parts {
 		switch p := p.(type) {
@@ -523,12 +544,24 @@ func wordValue(w *syntax.Word, env []string) (string, bool) {
 						return "", false
 					}
 					b.WriteString(v)
+				case *syntax.CmdSubst:
+					v, ok := substValue(q, lookup)
+					if !ok {
+						return "", false
+					}
+					b.WriteString(v)
 				default:
 					return "", false
 				}
 			}
 		case *syntax.ParamExp:
 			v, ok := paramValue(p, env)
+			if !ok || strings.ContainsAny(v, " \t\n*?[") {
+				return "", false // would be field-split or globbed
+			}
+			b.WriteString(v)
+		case *syntax.CmdSubst:
+			v, ok := substValue(p, lookup)
 			if !ok || strings.ContainsAny(v, " \t\n*?[") {
 				return "", false // would be field-split or globbed
 			}

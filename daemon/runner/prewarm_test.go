@@ -265,16 +265,22 @@ func TestShellWords(t *testing.T) {
 		{`/usr/bin/env  "x y"`, []string{"/usr/bin/env", "x y"}},
 	}
 	for _, tt := range tests {
-		got, ok := shellWords(tt.in, env)
-		if tt.want == nil {
-			if ok {
-				t.Errorf("%q: accepted as %q", tt.in, got)
-			}
-			continue
+		checkWords(t, tt.in, env, nil, tt.want)
+	}
+}
+
+// checkWords checks shellWords(in, env, lookup) against want (nil: rejected).
+func checkWords(t *testing.T, in string, env []string, lookup lookupFunc, want []string) {
+	t.Helper()
+	got, ok := shellWords(in, env, lookup)
+	if want == nil {
+		if ok {
+			t.Errorf("%q: accepted as %q", in, got)
 		}
-		if !ok || strings.Join(got, "\x00") != strings.Join(tt.want, "\x00") {
-			t.Errorf("%q = %q, %v; want %q", tt.in, got, ok, tt.want)
-		}
+		return
+	}
+	if !ok || strings.Join(got, "\x00") != strings.Join(want, "\x00") {
+		t.Errorf("%q = %q, %v; want %q", in, got, ok, want)
 	}
 }
 
