@@ -32,12 +32,18 @@ import (
 //     Code's shell would at the event, so a spare that is never used leaves one such log
 //     more than running natively; the analysis's own (cached) run leaves none;
 //  2. an interpreter from interpreterFamilies (Python, Node, Bun, Ruby) running a script
-//     file — not -c/-e/-m/-p code or a script on stdin — or a path to a script whose #!
-//     line names such an interpreter (directly or through env);
+//     file — not -c/-m/-p code or a script on stdin, nor -e code except node's below — or
+//     a path to a script whose #! line names such an interpreter (directly or through env);
 //  3. whose script file exists, is at most 1 MiB, and visibly reads stdin (stdinPatterns):
 //     a script that never reads stdin would run to completion before its event. For Node,
 //     a module the script requires or imports by a literal relative path counts as the
 //     script (a package's bin is often a launcher of the module that reads stdin).
+//
+// The one exception to "a script file": `node -e CODE` (or nodejs; --eval) whose CODE, as
+// written in the command, visibly reads stdin by the same rule 3 — its literal relative
+// requires, resolved from the working directory, count as the code — with no option or
+// NODE_OPTIONS that preloads code before it (prewarm_nodeeval.go). The code is part of the
+// command, so an edit of it is a new hook revision and a new prewarm key.
 //
 // Shells (sh, bash, zsh) are deliberately not on the list: shell hooks commonly log, call
 // git or date before `cat`, and a shell's start-up is only a few milliseconds, so
@@ -247,6 +253,11 @@ func classify(words []string, spec ProcSpec) (script string, safe bool, reason s
 	}
 	arg, ok := scriptArg(fam, args)
 	if !ok {
+		if fam == "node" {
+			if handled, script, safe, why := classifyNodeEval(prog, args, spec); handled {
+				return script, safe, why
+			}
+		}
 		return looseWords(words[1:], spec), false, "interpreter runs code from an option or stdin, not a script file"
 	}
 	path := resolve(arg, spec.Dir)
@@ -276,8 +287,13 @@ func readsStdin(fam, path string) bool {
 	if real, err := filepath.EvalSymlinks(path); err == nil {
 		dir = filepath.Dir(real) // Node resolves a relative require from the script's real path (an npm bin is a symlink)
 	}
-	for _, m := range localModules(b, dir) {
-		if mb, ok := readAnalyzable(m); ok && stdinPatterns[fam].Match(mb) {
+	return anyReadsStdin(fam, localModules(b, dir))
+}
+
+// anyReadsStdin reports whether one of files visibly reads stdin (rule 3's pattern).
+func anyReadsStdin(fam string, files []string) bool {
+	for _, m := range files {
+		if b, ok := readAnalyzable(m); ok && stdinPatterns[fam].Match(b) {
 			return true
 		}
 	}

@@ -222,7 +222,7 @@ func TestAnalyzeCommand(t *testing.T) {
 		{cmd: "python3 $SPACEY"},
 		{cmd: "python3 hook.py # note", script: "hook.py"},
 		{cmd: "cat >/dev/null"},
-		{cmd: "node -e 'process.stdin'"},
+		{cmd: "node -e 'process.stdin.on()' -r ./x.js"},
 		{cmd: "python3", args: []string{"-c", "x"}},
 	}
 	for _, tt := range tests {
