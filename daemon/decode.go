@@ -11,6 +11,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/hookd/hookd/configs/settings"
+	"github.com/hookd/hookd/daemon/audit"
 	"github.com/hookd/hookd/daemon/runner"
 	"github.com/hookd/hookd/events"
 	"github.com/hookd/hookd/protocol"
@@ -131,7 +132,7 @@ func (e *engine) locate(x *event) error {
 	x.project = e.projectOf(x)
 	e.store.Notice(x.ctx, x.project, x.hr.ad.Name, x.ev.Name)
 	x.snap = e.store.Snapshot(x.project)
-	x.d = &decision{ID: newDecisionID(), Time: time.Now(), Event: x.ev.Name, Header: x.h, Payload: x.req.Event,
+	x.d = &decision{ID: audit.NewDecisionID(), Time: time.Now(), Event: x.ev.Name, Header: x.h, Payload: x.req.Event,
 		ProjectDir: x.project, Caller: x.caller, Snapshot: x.snap,
 		Harness: x.hr.ad.Name, HarnessVersion: x.hr.version,
 		FromClaudeCode: x.hr.ad.Native() && runner.LookupEnv(x.req.Env, "CLAUDECODE") == "1"}

@@ -1,4 +1,4 @@
-package daemon
+package audit
 
 import (
 	"crypto/rand"
@@ -16,9 +16,9 @@ var lastID struct {
 	rand [10]byte
 }
 
-// newDecisionID returns a ULID: 26 characters, sortable by time, unique. IDs made in the
+// NewDecisionID returns a ULID: 26 characters, sortable by time, unique. IDs made in the
 // same millisecond increase monotonically, so log order and ID order agree.
-func newDecisionID() string {
+func NewDecisionID() string {
 	ms := uint64(time.Now().UnixMilli())
 	idMu.Lock()
 	if ms <= lastID.ms {
