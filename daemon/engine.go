@@ -17,6 +17,7 @@ import (
 	"github.com/hookd/hookd/configs/settings"
 	"github.com/hookd/hookd/daemon/internal/clients"
 	"github.com/hookd/hookd/daemon/internal/sessionenv"
+	"github.com/hookd/hookd/daemon/internal/warmed"
 	"github.com/hookd/hookd/daemon/internal/skills"
 	"github.com/hookd/hookd/daemon/internal/transcript"
 	"github.com/hookd/hookd/daemon/runner"
@@ -137,6 +138,8 @@ type engine struct {
 
 	// skills are the skills each session invoked (skills.go).
 	skills skills.Tracker
+	// warmed are the sessions whose hooks were prewarmed (warm_session.go).
+	warmed warmed.Sessions
 
 	// observers watch every event; contributors add to its answer (stages.go).
 	observers    []observer

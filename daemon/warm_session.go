@@ -3,9 +3,11 @@ package daemon
 import (
 	"crypto/sha256"
 	"encoding/hex"
+	"slices"
 	"strings"
 
 	"github.com/hookd/hookd/configs/settings"
+	"github.com/hookd/hookd/daemon/internal/warmed"
 	"github.com/hookd/hookd/daemon/runner"
 	"github.com/hookd/hookd/events"
 )
@@ -55,23 +57,28 @@ var warmEvents = map[string]bool{
 	"SubagentStart": true, "SubagentStop": true, "Stop": true,
 }
 
-// warmSession is an observer: on SessionStart it prewarms the session's hooks (warm); every
-// event ties the session's spares to the caller's harness process, SessionEnd ends them.
+// warmSession is an observer: a session's hooks are prewarmed (warm) on its SessionStart,
+// or on the first event hookd sees of it when no SessionStart reached hookd (an
+// installation with no SessionStart hook, a daemon restarted mid-session). Every event
+// ties the session's spares to the caller's harness process; SessionEnd ends them.
 func warmSession(e *engine, x *event) {
 	if s, ok := e.runner.(interface{ Session(string, int, bool) }); ok { // runner.Pool.Session
 		s.Session(x.h.SessionID, x.caller.PID, x.ev.Name == "SessionEnd")
 	}
-	if x.ev.Name == "SessionStart" {
+	if warmed.EffortEvents[x.ev.Name] {
+		e.warmed.NoteEffort(runner.LookupEnv(x.env, "CLAUDE_EFFORT"))
+	}
+	if x.ev.Name != "SessionEnd" && e.warmed.First(x.h.SessionID, x.ev.Name == "SessionStart") {
 		e.warm(x.snap, x.env, x.h, x.project, e.hookDir(x.h.Cwd, x.project), x.d.FromClaudeCode)
 	}
 }
 
-// warm prewarms, on SessionStart, the command hooks of the session's frequent
-// events with the directory and environment their events will most likely bring: the
-// SessionStart caller's environment without CLAUDE_ENV_FILE (Claude Code sets it only for
-// SessionStart, Setup, CwdChanged and FileChanged; spec §6), plus hookd's fill-ins. A wrong
-// guess costs one idle process, reaped after the idle timeout: a process is only ever used
-// for an event whose key matches exactly.
+// warm prewarms the command hooks of the session's frequent events with the directory
+// and environment their events will most likely bring: the caller's environment without
+// CLAUDE_ENV_FILE (Claude Code sets it only for SessionStart, Setup, CwdChanged and
+// FileChanged; spec §6) and with CLAUDE_EFFORT where the event has it (warmed.Sessions.EffortEnv), plus
+// hookd's fill-ins. A wrong guess costs one idle process, which ends with the session: a
+// process is only ever used for an event whose key matches exactly.
 func (e *engine) warm(snap *settings.Snapshot, env []string, h header, project, dir string, fromClaudeCode bool) {
 	w, ok := e.runner.(warmer)
 	if !ok {
@@ -79,10 +86,11 @@ func (e *engine) warm(snap *settings.Snapshot, env []string, h header, project, 
 	}
 	base := make([]string, 0, len(env))
 	for _, kv := range env {
-		if !strings.HasPrefix(kv, "CLAUDE_ENV_FILE=") {
+		if !strings.HasPrefix(kv, "CLAUDE_ENV_FILE=") && !strings.HasPrefix(kv, "CLAUDE_EFFORT=") {
 			base = append(base, kv)
 		}
 	}
+	withEffort := append(slices.Clip(base), e.warmed.EffortEnv()...)
 	seen := map[string]bool{} // identical handlers run once, as the first of them (Match)
 	for _, hd := range snap.Handlers() {
 		if hd.Type != events.Command || !hd.Runnable || hd.Refused != "" || hd.Event == nil || !warmEvents[hd.Event.Name] || snap.ReasonFor(hd, fromClaudeCode) != "" {
@@ -93,7 +101,11 @@ func (e *engine) warm(snap *settings.Snapshot, env []string, h header, project, 
 		} else {
 			seen[k] = true
 		}
-		w.Warm(e.procSpec(snap, hd, dir, e.hookEnv(base, hd.Event, h, project)))
+		evEnv := base
+		if warmed.EffortEvents[hd.Event.Name] {
+			evEnv = withEffort
+		}
+		w.Warm(e.procSpec(snap, hd, dir, e.hookEnv(evEnv, hd.Event, h, project)))
 	}
 }
 

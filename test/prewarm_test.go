@@ -59,6 +59,13 @@ func (e *Env) reload() {
 	}
 }
 
+// needNode fails the test without node: CI has it (a skip would hide the test).
+func needNode(t *testing.T) {
+	if _, err := exec.LookPath("node"); err != nil {
+		t.Fatal("node not installed: this test needs it")
+	}
+}
+
 func needPython(t *testing.T) {
 	if _, err := exec.LookPath("python3"); err != nil {
 		t.Skip("python3 not installed")
@@ -543,4 +550,48 @@ func waitZygote(t *testing.T, e *Env) {
 	Eventually(t, 30*time.Second, "a ready Python zygote", func() bool {
 		return runnerStats(e, "zygote")["zygotes"] >= 1
 	})
+}
+
+// TestSessionStartPrewarmsNode: a Node hook that is safe by construction is prewarmed at
+// the session's start, so the session's first tool call finds it warm, with the
+// environment that call brings (CLAUDE_EFFORT, which SessionStart lacks); the same when
+// the session's first event to reach hookd is a UserPromptSubmit (no SessionStart
+// forwarder). A Node hook that does not visibly read stdin, and a shell hook, are not.
+func TestSessionStartPrewarmsNode(t *testing.T) {
+	needNode(t)
+	for _, first := range []string{"SessionStart", "UserPromptSubmit"} {
+		t.Run(first, func(t *testing.T) {
+			e := NewEnv(t)
+			seen := filepath.Join(e.Root, "seen")
+			guard := e.Script("guard.js", "const fs=require('fs');const ev=JSON.parse(fs.readFileSync(0,'utf8'));fs.writeFileSync("+strconv.Quote(seen)+",'effort='+process.env.CLAUDE_EFFORT+' tool='+ev.tool_name)\n")
+			quiet := e.Script("quiet.js", "console.log('never reads its input')\n")
+			b, _ := json.Marshal(map[string]any{"hooks": map[string]any{
+				"PreToolUse": []any{map[string]any{"matcher": "Bash", "hooks": []any{cmdHook("node " + guard)}}},
+				"Stop":       []any{map[string]any{"hooks": []any{cmdHook("node " + quiet), cmdHook("cat >/dev/null")}}},
+			}})
+			e.WriteSettings("project", string(b))
+			e.Start()
+			if _, err := e.Raw(&protocol.Request{EventText: e.Payload(first, map[string]any{"source": "startup", "prompt": "hi"}), ProjectDir: e.Project, Env: e.BaseEnv()}); err != nil {
+				t.Fatal(err)
+			}
+			Eventually(t, 30*time.Second, "the guard's spare started", func() bool {
+				s := runnerStats(e, "prewarm")
+				return s["spawned"] == 1 && s["starting"] == 0
+			})
+			frames, err := e.Raw(&protocol.Request{EventText: bashPayload(e, "ls"), ProjectDir: e.Project, Env: append(e.BaseEnv(), "CLAUDE_EFFORT=medium")})
+			if err != nil || len(frames) == 0 {
+				t.Fatal(err)
+			}
+			r := frames[len(frames)-1].Result
+			if r == nil || len(r.Hooks) != 1 || r.Hooks[0].Outcome != protocol.OutcomeOK {
+				t.Fatalf("%+v", frames[len(frames)-1])
+			}
+			if s := runnerStats(e, "prewarm"); s["hits"] != 1 || s["misses"] != 0 {
+				t.Fatalf("the session's first PreToolUse did not find its spare: %v\n%s", s, e.Logs())
+			}
+			if got, _ := os.ReadFile(seen); string(got) != "effort=medium tool=Bash" {
+				t.Fatalf("the prewarmed guard saw %q", got)
+			}
+		})
+	}
 }

@@ -872,16 +872,25 @@ func exitStatus(cmd *exec.Cmd, err error) string {
 }
 
 // Warm implements Warmer. It prepares, ahead of a hook's first event, only what is free of
-// side effects: the zygote of a Python hook (an interpreter importing standard-library
-// modules; no line of the hook runs). A prewarmed process runs the hook's own start-up
-// (imports that write __pycache__, anything before it reads stdin), so it is started
-// ahead only for a hook configured "prewarm": true; any other hook's processes are
-// prewarmed after its first event, for the next (release).
+// side effects beyond the hook's own start-up:
+//
+//   - the zygote of a Python hook (an interpreter importing standard-library modules; no
+//     line of the hook runs);
+//   - a prewarmed process of a Node hook that the analysis finds safe by construction (a
+//     script, or -e code, that visibly reads stdin): its start-up is requiring modules,
+//     which writes nothing, and is exactly what every later event of the hook prewarms
+//     anyway. The one difference is that it runs even if the session never fires the
+//     hook; the spare then ends with the session (sessions.go);
+//   - a prewarmed process of any hook configured "prewarm": true.
+//
+// Other safe hooks — Python served by the prewarm pool (macOS, HOOKD_ZYGOTE=off: its
+// imports write __pycache__), Ruby — are prewarmed after their first event, for the next
+// (release).
 func (p *Pool) Warm(spec ProcSpec) {
 	if spec.Worker || spec.Prewarm == PrewarmOff || p.opts.NoPrewarm {
 		return
 	}
-	if p.warmZygote(spec) || spec.Prewarm != PrewarmOn {
+	if p.warmZygote(spec) {
 		return
 	}
 	p.mu.Lock()
@@ -895,7 +904,9 @@ func (p *Pool) Warm(spec ProcSpec) {
 		defer p.wg.Done()
 		if wk := p.key(spec); wk != nil {
 			p.mu.Lock()
-			p.refillLocked(wk, p.opts.RefillDelay)
+			if spec.Prewarm == PrewarmOn || wk.info.warmAhead() {
+				p.refillLocked(wk, p.opts.RefillDelay)
+			}
 			p.mu.Unlock()
 		}
 	}()

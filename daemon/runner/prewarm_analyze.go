@@ -112,6 +112,7 @@ type scriptInfo struct {
 	fp     fileFP // script's fingerprint when analysed
 	safe   bool   // prewarm under PrewarmAuto
 	reason string // why not safe (or the interpreter family when safe)
+	ahead  bool   // safe, and run by node itself: its start-up (requiring modules) writes nothing
 }
 
 // fresh reports whether the script is unchanged since the analysis; without full, by
@@ -127,6 +128,9 @@ func (i *scriptInfo) fresh(full bool) bool {
 	fp.sum = i.fp.sum
 	return fp == i.fp
 }
+
+// warmAhead reports whether a safe hook is prewarmed before its first event (Pool.Warm).
+func (i *scriptInfo) warmAhead() bool { return i.safe && i.ahead }
 
 func (i *scriptInfo) same(o *scriptInfo) bool { return i.script == o.script && i.fp == o.fp }
 
@@ -208,10 +212,24 @@ func analyze(spec ProcSpec) *scriptInfo {
 		return info
 	}
 	info.script, info.safe, info.reason = classify(words, spec)
+	info.ahead = info.safe && runByNode(words[0], info.script)
 	if info.script != "" {
 		info.fp = fingerprint(info.script)
 	}
 	return info
+}
+
+// runByNode reports whether prog (or, when prog is the script, its #! interpreter) is Node
+// itself — not Bun, whose runtime caches the transpiled output of large files on disk.
+func runByNode(prog, script string) bool {
+	if interpreterFamily(prog) == "" && script != "" {
+		prog = shebang(script)
+	}
+	switch filepath.Base(prog) {
+	case "node", "nodejs":
+		return true
+	}
+	return false
 }
 
 // classify applies rules 2 and 3 to a command's words.
