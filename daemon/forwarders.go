@@ -61,7 +61,7 @@ func (e *engine) resyncForwarders(hookdPath string) {
 	// Compare-and-swap: Apply writes Claude Code's file only if it still holds what the
 	// plan was made from; when the user saved it in between, plan again from their version.
 	for range resyncAttempts {
-		p, err := install.PlanResyncFile(hookdPath, e.httpEP)
+		p, err := install.PlanResyncFile(hookdPath, e.httpEP, StartsWarm)
 		if err != nil {
 			e.log.Warn("cannot keep forwarders in step with hookd's file", zap.String("file", hookdPath), zap.Error(err))
 			return

@@ -3,6 +3,7 @@ package daemon
 import (
 	"crypto/sha256"
 	"encoding/hex"
+	"os"
 	"slices"
 	"strings"
 
@@ -55,6 +56,17 @@ var warmEvents = map[string]bool{
 	"UserPromptSubmit": true, "PreToolUse": true, "PermissionRequest": true, "PermissionDenied": true,
 	"PostToolUse": true, "PostToolUseFailure": true, "PostToolBatch": true, "Notification": true,
 	"SubagentStart": true, "SubagentStop": true, "Stop": true,
+}
+
+// StartsWarm reports whether hookd prepares a hook of event with command and args
+// (Claude Code's exec form; nil for the shell form) ahead of the session's first event,
+// analysed from dir ("" when unknown) with hookd's environment: install.Options.StartsWarm.
+func StartsWarm(event, command string, args []string, dir string) bool {
+	env := os.Environ()
+	if dir != "" {
+		env = append(env, "CLAUDE_PROJECT_DIR="+dir)
+	}
+	return warmEvents[event] && runner.StartsWarm(runner.ProcSpec{Command: command, Args: args, Dir: dir, Env: env})
 }
 
 // warmSession is an observer: a session's hooks are prewarmed (warm) on its SessionStart,

@@ -102,7 +102,8 @@ func projectFlag(c *cli.Context, home string) (string, error) {
 }
 
 func installOptions(c *cli.Context, scope string) (install.Options, error) {
-	o := install.Options{Scope: settings.Kind(scope), HookdVersion: daemon.Version, BackupDir: backupDir(c), KeepBackups: c.Int("keep-backups")}
+	o := install.Options{Scope: settings.Kind(scope), HookdVersion: daemon.Version, BackupDir: backupDir(c), KeepBackups: c.Int("keep-backups"),
+		StartsWarm: daemon.StartsWarm}
 	home, _ := os.UserHomeDir()
 	switch o.Scope {
 	case settings.KindManaged:

@@ -242,8 +242,10 @@ func Forwarding(event string, hooked bool) (forward bool, why string) {
 // hookd instead (httpHandler), and SessionStart gets a hookc forwarder: its environment
 // is what the session's http events run with (async, and not on compaction, when no
 // SessionStart hook is behind it; none at all when the file's UserPromptSubmit forwarder
-// brings the environment first: envSessionStart).
-func forwarders(moved hooksValue, fwd hookcCmd, ep *HTTPEndpoint) hooksValue {
+// brings the environment first: envSessionStart). Without ep, warmStart gives SessionStart
+// the same env-only forwarder: it tells hookd the session has begun, so that hookd
+// prepares the hooks it can ahead of the session's first tool call (Options.StartsWarm).
+func forwarders(moved hooksValue, fwd hookcCmd, ep *HTTPEndpoint, warmStart bool) hooksValue {
 	slowest := map[string]time.Duration{}
 	explicit := map[string]time.Duration{}
 	fileMatchers := []*string{}
@@ -280,8 +282,8 @@ func forwarders(moved hooksValue, fwd hookcCmd, ep *HTTPEndpoint) hooksValue {
 	out := jsonobj.Object{}
 	for _, name := range events.Names() {
 		ev, _ := events.Lookup(name)
-		envOnly := ep != nil && name == "SessionStart" && !movedEvents[name]
-		if fwd, _ := Forwarding(name, movedEvents[name]); !fwd && !(envOnly && envSessionStart(movedEvents)) {
+		envOnly := (ep != nil || warmStart) && name == "SessionStart" && !movedEvents[name]
+		if fwd, _ := Forwarding(name, movedEvents[name]); !fwd && !(envOnly && (ep == nil || envSessionStart(movedEvents))) {
 			continue
 		}
 		timeout := DefaultForwarderTimeout
@@ -312,7 +314,8 @@ func forwarders(moved hooksValue, fwd hookcCmd, ep *HTTPEndpoint) hooksValue {
 		} else if envOnly {
 			// Only the session's environment rides on it (no SessionStart hook to answer
 			// for): async, so the session does not wait for an exec. The daemon lets the
-			// session's first http events wait for the environment (daemon/sessionenv.go).
+			// session's first http events wait for the environment (daemon/sessionenv.go),
+			// and prepares the session's hooks (daemon/warm_session.go).
 			handler = append(handler, jsonobj.Member{Key: "async", Value: json.RawMessage("true")})
 		} else if failClosed[name] {
 			// A moved hook fails closed: so must its forwarder. Should hookc itself time
@@ -332,7 +335,7 @@ func forwarders(moved hooksValue, fwd hookcCmd, ep *HTTPEndpoint) hooksValue {
 				groups = append(groups, append(g, jsonobj.Member{Key: "hooks", Value: hooks}).JSON())
 			}
 		case envOnly:
-			// SessionStart under --transport http, for the environment: every source that
+			// The env-only SessionStart (--transport http, or warmStart): every source that
 			// can begin a session hookd has not seen (envSessionStartSources).
 			groups = append(groups, jsonobj.Object{}.Set("matcher", envSessionStartSources).SetRaw("hooks", hooks).JSON())
 		case ev.MatcherField != "":

@@ -137,6 +137,12 @@ type Options struct {
 	// scopes: the handlers carry the token, and a project's settings.json is committed.
 	// The Claude Code file is then made 0600.
 	HTTP *HTTPEndpoint
+	// StartsWarm, when set, says whether hookd prepares a hook of event ahead of the
+	// session's first event (daemon.StartsWarm: a Node hook safe by construction, a Python
+	// hook's zygote), given its command, args and the directory its relative paths resolve
+	// from ("" when unknown). With the hookc transport, a file with such a hook and no
+	// SessionStart hook gets an env-only SessionStart forwarder (warmStart).
+	StartsWarm func(event, command string, args []string, dir string) bool
 }
 
 func (o Options) transport() string {
@@ -553,7 +559,7 @@ func PlanInstall(o Options) (*Plan, error) {
 	}
 	meta.Transport, meta.Form = o.transport(), o.form()
 	p.SettingsPrivate = o.HTTP != nil
-	fwd := forwarders(moved, forwarderOf(o.Forwarder, o.Form), o.HTTP)
+	fwd := forwarders(moved, forwarderOf(o.Forwarder, o.Form), o.HTTP, o.warmStart(moved))
 	newHooks := withForwarders(kept, fwd)
 
 	// The Claude Code file: only "hooks" changes.
@@ -846,7 +852,7 @@ func PlanResync(o Options) (*Plan, error) {
 		ep = o.HTTP
 		p.SettingsPrivate = true
 	}
-	fwd := forwarders(hf.hooks, forwarderOf(hf.meta.Forwarder, hf.meta.Form), ep)
+	fwd := forwarders(hf.hooks, forwarderOf(hf.meta.Forwarder, hf.meta.Form), ep, o.warmStart(hf.hooks))
 	newHooks := withForwarders(withoutForwarders(sf.hooks), fwd)
 	if sf.hasHooks && equalJSON(newHooks.JSON(), mustRaw(sf.top, "hooks")) {
 		return p, nil
@@ -863,12 +869,12 @@ func PlanResync(o Options) (*Plan, error) {
 // PlanResyncFile is PlanResync for the scope whose hookd-owned file is hookdPath, as its
 // install record names it; nil when the file does not exist or has no install record. ep
 // is the daemon's http forwarder endpoint (nil: none).
-func PlanResyncFile(hookdPath string, ep *HTTPEndpoint) (*Plan, error) {
+func PlanResyncFile(hookdPath string, ep *HTTPEndpoint, startsWarm func(event, command string, args []string, dir string) bool) (*Plan, error) {
 	hf, err := readHookd(hookdPath)
 	if err != nil || hf.meta == nil {
 		return nil, err
 	}
-	o := Options{Scope: settings.Kind(hf.meta.Scope), Settings: hf.meta.InstalledFrom, HTTP: ep}
+	o := Options{Scope: settings.Kind(hf.meta.Scope), Settings: hf.meta.InstalledFrom, HTTP: ep, StartsWarm: startsWarm}
 	if err := o.check(); err != nil {
 		return nil, fmt.Errorf("%s: install record: %w", hookdPath, err)
 	}

@@ -60,7 +60,7 @@ func managedDropIn(fwd hookcCmd) []byte {
 			all = append(all, jsonobj.Member{Key: name, Value: array([]json.RawMessage{group.JSON()})})
 		}
 	}
-	top := jsonobj.Object{}.SetRaw("allowManagedHooksOnly", json.RawMessage("true")).SetRaw("hooks", forwarders(all, fwd, nil).JSON())
+	top := jsonobj.Object{}.SetRaw("allowManagedHooksOnly", json.RawMessage("true")).SetRaw("hooks", forwarders(all, fwd, nil, false).JSON())
 	return append(indent(top.JSON(), "", "  "), '\n')
 }
 

@@ -2,8 +2,10 @@ package install
 
 import (
 	"encoding/json"
+	"path/filepath"
 	"time"
 
+	"github.com/hookd/hookd/configs/settings"
 	"github.com/hookd/hookd/events"
 	"github.com/hookd/hookd/events/jsonobj"
 )
@@ -62,6 +64,28 @@ func envSessionStart(moved map[string]bool) bool {
 		}
 	}
 	return false
+}
+
+// warmStart reports whether hooks, installed with the hookc transport, have a command hook
+// that hookd prepares ahead of the session's first event (Options.StartsWarm) while no
+// SessionStart hook brings hookd the session's start: forwarders then adds the env-only
+// SessionStart forwarder. Hooks run in the session's directory, the project's for the
+// project and local scopes; for the user scope it is unknown ("").
+func (o Options) warmStart(hooks hooksValue) bool {
+	if o.StartsWarm == nil || o.HTTP != nil {
+		return false
+	}
+	dir := ""
+	if o.Scope == settings.KindProject || o.Scope == settings.KindLocal {
+		dir = filepath.Dir(filepath.Dir(o.Settings))
+	}
+	found := false
+	eachHandler(hooks, func(event string, _ *string, hi handlerInfo) {
+		if !found && hi.Type == "command" && !hi.Async && o.StartsWarm(event, hi.Command, hi.Args, dir) {
+			found = true
+		}
+	})
+	return found
 }
 
 // envSessionStartSources are the SessionStart sources the environment-only forwarder

@@ -116,7 +116,7 @@ func TestInstallHTTPTransport(t *testing.T) {
 	if err := os.WriteFile(w.hookd, []byte(hd), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	rp, err := PlanResyncFile(w.hookd, testEP)
+	rp, err := PlanResyncFile(w.hookd, testEP, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -133,7 +133,7 @@ func TestInstallHTTPTransport(t *testing.T) {
 	if err := os.WriteFile(w.hookd, []byte(h), 0o644); err != nil { // back as installed
 		t.Fatal(err)
 	}
-	if rp, err = PlanResyncFile(w.hookd, testEP); err != nil || rp.Apply() != nil {
+	if rp, err = PlanResyncFile(w.hookd, testEP, nil); err != nil || rp.Apply() != nil {
 		t.Fatal(err)
 	}
 
@@ -272,6 +272,66 @@ func TestHTTPSessionStartForwarder(t *testing.T) {
 			if ev != "SessionStart" && hs[0]["async"] != nil {
 				t.Errorf("%s: %s forwarder is async: %v", name, ev, hs[0])
 			}
+		}
+	}
+}
+
+// TestWarmStartSessionStartForwarder: with the hookc transport, a file whose hooks hookd
+// prepares ahead of a session's first tool call (Options.StartsWarm) gets the async,
+// env-only SessionStart forwarder — only then, not when a SessionStart hook already
+// brings the start, and the predicate sees the project as the hooks' directory. The
+// daemon's resync, asked the same, keeps it (no flapping); asked without it, drops it.
+func TestWarmStartSessionStartForwarder(t *testing.T) {
+	const file = `{"hooks": {"PreToolUse": [{"matcher": "Bash", "hooks": [{"type": "command", "command": "node guard.js"}, {"type": "command", "command": "sh slow.sh", "async": true}]}]}}`
+	for name, c := range map[string]struct {
+		settings string
+		warm     string // the command StartsWarm says yes to
+		want     string // "", "env" or "hook", as in TestHTTPSessionStartForwarder
+	}{
+		"a hook hookd warms":                 {file, "node guard.js", "env"},
+		"none it warms":                      {file, "nothing", ""},
+		"an async hook is not what it waits": {file, "sh slow.sh", ""},
+		"a SessionStart hook brings the start": {strings.Replace(file, `"PreToolUse"`, `"SessionStart": [{"hooks": [{"type": "command", "command": "s.sh"}]}], "PreToolUse"`, 1),
+			"node guard.js", "hook"},
+	} {
+		w := newWorld(t, c.settings)
+		var dirs []string
+		o := w.opts()
+		o.StartsWarm = func(event, command string, args []string, dir string) bool {
+			dirs = append(dirs, dir)
+			return event == "PreToolUse" && command == c.warm
+		}
+		w.installWith(o)
+		text := w.read(w.settings)
+		ss := forwardersOf(t, text)["SessionStart"]
+		switch c.want {
+		case "":
+			if len(ss) != 0 {
+				t.Errorf("%s: SessionStart forwarder %v, want none:\n%s", name, ss, text)
+			}
+		case "env":
+			if len(ss) != 1 || ss[0]["async"] != true || !strings.Contains(text, `"matcher": "`+envSessionStartSources+`"`) {
+				t.Errorf("%s: SessionStart forwarder %v, want async on %s:\n%s", name, ss, envSessionStartSources, text)
+			}
+		case "hook":
+			if len(ss) != 1 || ss[0]["async"] != nil || strings.Contains(text, envSessionStartSources) {
+				t.Errorf("%s: SessionStart forwarder %v, want the hook's own:\n%s", name, ss, text)
+			}
+		}
+		for _, d := range dirs {
+			if d != w.proj {
+				t.Errorf("%s: StartsWarm asked with dir %q, want the project %q", name, d, w.proj)
+			}
+		}
+		if c.want != "env" {
+			continue
+		}
+		if rp, err := PlanResyncFile(w.hookd, nil, o.StartsWarm); err != nil || rp.Changed() {
+			t.Errorf("%s: resync with the same question changes the file (err %v)", name, err)
+		}
+		rp, err := PlanResyncFile(w.hookd, nil, nil)
+		if err != nil || !rp.Changed() || len(forwardersOf(t, string(rp.SettingsAfter))["SessionStart"]) != 0 {
+			t.Errorf("%s: resync without StartsWarm keeps the env-only SessionStart (err %v)", name, err)
 		}
 	}
 }

@@ -871,6 +871,22 @@ func exitStatus(cmd *exec.Cmd, err error) string {
 	return "exited"
 }
 
+// StartsWarm reports whether a Pool with default options prepares spec ahead of its first
+// event (Warm): a Python hook the zygote serves, or a Node hook safe by construction
+// (scriptInfo.warmAhead). `hookd install` asks it (through daemon.StartsWarm) to decide
+// whether Claude Code should tell hookd when a session starts.
+func StartsWarm(spec ProcSpec) bool {
+	if spec.Worker || spec.Prewarm == PrewarmOff {
+		return false
+	}
+	if osproc.ForkWarmInterpreters {
+		if _, err := zygote.FromCommand(spec.Command, spec.Args, spec.Env, spec.Dir); err == nil {
+			return true
+		}
+	}
+	return spec.Prewarm == PrewarmOn || analyze(spec).warmAhead()
+}
+
 // Warm implements Warmer. It prepares, ahead of a hook's first event, only what is free of
 // side effects beyond the hook's own start-up:
 //
