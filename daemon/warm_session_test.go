@@ -29,9 +29,9 @@ func TestStartsWarm(t *testing.T) {
 		{"PreToolUse", "node guard.js", nil, true},
 		{"PreToolUse", "node", []string{"guard.js"}, true}, // exec form
 		{"Stop", `node "$CLAUDE_PROJECT_DIR"/guard.js`, nil, true},
-		{"SessionEnd", "node guard.js", nil, false}, // once per session: nothing to prepare
-		{"PreToolUse", "node quiet.js", nil, false}, // does not visibly read stdin
-		{"PreToolUse", "bash guard.sh", nil, false}, // shells are not prewarmed by default
+		{"SessionEnd", "node guard.js", nil, false},   // once per session: nothing to prepare
+		{"PreToolUse", "node quiet.js", nil, false},   // does not visibly read stdin
+		{"PreToolUse", "bash guard.sh", nil, false},   // shells are not prewarmed by default
 		{"PreToolUse", "python3 guard.py", nil, true}, // the zygote (Linux)
 		{"PreToolUse", "node missing.js", nil, false},
 	} {

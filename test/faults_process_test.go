@@ -14,7 +14,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/hookd/hookd/daemon/runner"
+	"github.com/hookd/hookd/daemon/runner/reaper"
 	"github.com/hookd/hookd/protocol"
 	"github.com/hookd/hookd/test/testutil"
 )
@@ -158,7 +158,7 @@ func reaperOf(t *testing.T, daemon int) int {
 		b, _ := os.ReadFile(filepath.Join("/proc", strconv.Itoa(daemon), "task", task.Name(), "children"))
 		for _, f := range strings.Fields(string(b)) {
 			cmdline, _ := os.ReadFile(filepath.Join("/proc", f, "cmdline"))
-			if strings.Contains(string(cmdline), runner.ReaperArg) {
+			if strings.Contains(string(cmdline), reaper.Arg) {
 				n, _ := strconv.Atoi(f)
 				return n
 			}

@@ -13,7 +13,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/hookd/hookd/daemon/runner"
+	"github.com/hookd/hookd/daemon/runner/reaper"
 	"github.com/hookd/hookd/protocol"
 	"github.com/hookd/hookd/test/testutil"
 )
@@ -533,11 +533,11 @@ func children(t *testing.T, pid int) []testutil.Proc {
 	if err != nil {
 		t.Skip("no /proc")
 	}
-	// Not a hook: the daemon's group reaper (daemon/runner/groups.go) is its child too.
+	// Not a hook: the daemon's group reaper (daemon/runner/reaper) is its child too.
 	out := kids[:0]
 	for _, k := range kids {
 		cmdline, _ := os.ReadFile("/proc/" + strconv.Itoa(k.PID) + "/cmdline")
-		if !strings.Contains(string(cmdline), runner.ReaperArg) {
+		if !strings.Contains(string(cmdline), reaper.Arg) {
 			out = append(out, k)
 		}
 	}

@@ -8,11 +8,11 @@ import (
 	"syscall"
 
 	"github.com/hookd/hookd/cmd/hookd/internal/clix"
-	"github.com/hookd/hookd/daemon/runner"
+	"github.com/hookd/hookd/daemon/runner/reaper"
 )
 
 func main() {
-	if len(os.Args) >= 2 && len(os.Args) <= 3 && os.Args[1] == runner.ReaperArg {
+	if len(os.Args) >= 2 && len(os.Args) <= 3 && os.Args[1] == reaper.Arg {
 		reaperMain()
 		return
 	}
@@ -29,7 +29,7 @@ func main() {
 	}
 }
 
-// reaperMain runs hookd as the hook group reaper of a serving daemon (runner.StartGroupReaper):
+// reaperMain runs hookd as the hook group reaper of a serving daemon (reaper.Start):
 // it outlives the daemon only long enough to kill the hooks' process groups. It ignores
 // the signals a terminal or a service manager sends the daemon: only the end of its pipe
 // (the daemon gone) ends it.
@@ -39,7 +39,7 @@ func reaperMain() {
 	if len(os.Args) == 3 {
 		record = os.Args[2]
 	}
-	runner.RunReaper(os.Stdin, record, func(format string, args ...any) {
+	reaper.Run(os.Stdin, record, func(format string, args ...any) {
 		fmt.Fprintf(os.Stderr, "hookd group reaper: "+format+"\n", args...)
 	})
 }

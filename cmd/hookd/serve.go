@@ -14,7 +14,7 @@ import (
 	"github.com/hookd/hookd/configs/install"
 	"github.com/hookd/hookd/daemon"
 	"github.com/hookd/hookd/daemon/activation"
-	"github.com/hookd/hookd/daemon/runner"
+	"github.com/hookd/hookd/daemon/runner/reaper"
 )
 
 func serveCommand() *cli.Command {
@@ -42,10 +42,10 @@ every settings file (fsnotify; see docs/hot-reload.md), reloads everything on SI
 			defer signal.Stop(hup)
 			// Closed after the daemon (deferred before it): after a clean shutdown it has no
 			// group left to kill.
-			var reaper *runner.GroupReaper
+			var gr *reaper.Reaper
 			defer func() {
-				if reaper != nil {
-					reaper.Close()
+				if gr != nil {
+					gr.Close()
 				}
 			}()
 			src, sock := sources(c, cfg), c.String("socket")
@@ -81,18 +81,18 @@ every settings file (fsnotify; see docs/hot-reload.md), reloads everything on SI
 			// Hooks die with the daemon, even a SIGKILLed one: a helper kills their process
 			// groups when the daemon's end of its pipe closes, and keeps a record in the
 			// state directory in case it dies too. Now that this daemon owns the socket, it
-			// reaps what the records of dead reapers list (daemon/runner/groups.go).
+			// reaps what the records of dead reapers list (daemon/runner/reaper).
 			if state := c.String("state-dir"); state != "" {
-				if n := runner.ReapRecorded(state, func(format string, args ...any) { log.Warn(fmt.Sprintf(format, args...)) }); n > 0 {
+				if n := reaper.ReapRecorded(state, func(format string, args ...any) { log.Warn(fmt.Sprintf(format, args...)) }); n > 0 {
 					log.Warn("killed hook process groups left by a daemon that died with its reaper", zap.Int("groups", n))
 				}
 			}
 			if exe, err := os.Executable(); err != nil {
 				log.Warn("cannot find hookd's own executable; hooks may outlive a crashed daemon", zap.Error(err))
-			} else if g, err := runner.StartGroupReaper(exe, c.String("state-dir")); err != nil {
+			} else if g, err := reaper.Start(exe, c.String("state-dir")); err != nil {
 				log.Warn("cannot start the hook group reaper; hooks may outlive a crashed daemon", zap.Error(err))
 			} else {
-				reaper = g
+				gr = g
 			}
 			log.Info("hookd serving", zap.String("socket", sock), zap.String("version", daemon.Version), zap.String("activated_by", inh.Manager),
 				zap.String("config", cfgPath), zap.String("managed_dir", src.ManagedDir), zap.String("user_dir", src.UserDir),

@@ -19,6 +19,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/hookd/hookd/daemon/runner/osproc"
+	"github.com/hookd/hookd/daemon/runner/reaper"
 	"github.com/hookd/hookd/daemon/runner/zygote"
 )
 
@@ -254,7 +255,7 @@ func NewPool(o PoolOptions) *Pool {
 		// benchmark compares both in one run; a way out should it ever cost more than it saves.
 		p.zyg = zygote.New(zygote.Options{IdleTimeout: o.IdleTimeout, NoPrefault: os.Getenv("HOOKD_ZYGOTE_PREFAULT") == "off",
 			Logf:  func(f string, a ...any) { log.Sugar().Debugf(f, a...) },
-			Track: trackGroup, Untrack: untrackGroup})
+			Track: reaper.Track, Untrack: reaper.Untrack})
 	}
 	p.wg.Add(1)
 	go p.janitor()

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/hookd/hookd/daemon/runner/osproc"
+	"github.com/hookd/hookd/daemon/runner/reaper"
 )
 
 // ProcSpec is one hook process to run.
@@ -108,7 +109,7 @@ func Command(spec ProcSpec) (*exec.Cmd, error) {
 	// through hookd than natively on a loaded machine with the same CPU seconds.
 	// No parent-death signal: a daemon that dies takes its hooks along through the group
 	// reaper, and the hook's own process must outlive a daemon that died together with its
-	// reaper, so that the next daemon can still prove whose group it kills (groups.go).
+	// reaper, so that the next daemon can still prove whose group it kills (package reaper).
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
 	return cmd, nil
 }
@@ -164,13 +165,13 @@ func startProc(cmd *exec.Cmd, capN int, waitDelay time.Duration, keepGroup bool,
 	}
 	pid := cmd.Process.Pid
 	p.group = osproc.NewChild(pid)
-	trackGroup(pid, nil) // unreaped: its start time is its own
+	reaper.Track(pid, nil) // unreaped: its start time is its own
 	go func() {
 		// The group is killed (unless keepGroup) once the process has exited and before it
-		// is reaped, so the group id is still ours (groups.go). Grandchildren holding stdout
+		// is reaped, so the group id is still ours (package reaper). Grandchildren holding stdout
 		// also stop holding it: Wait need not sit out WaitDelay.
 		p.waitErr = p.group.Reap(!keepGroup, cmd.Wait)
-		untrackGroup(pid)
+		reaper.Untrack(pid)
 		close(p.done)
 		if onExit != nil {
 			onExit()

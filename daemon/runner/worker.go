@@ -17,6 +17,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/hookd/hookd/daemon/runner/osproc"
+	"github.com/hookd/hookd/daemon/runner/reaper"
 )
 
 // Persistent workers (issue 7; docs/workers.md). A hook that hookd's configuration marks
@@ -362,10 +363,10 @@ func (w *worker) startLocked() error {
 	w.set.started.Add(1)
 	pid := cmd.Process.Pid
 	inst.group = osproc.NewChild(pid)
-	trackGroup(pid, nil)
+	reaper.Track(pid, nil)
 	go func() {
 		inst.waitErr = inst.group.Reap(false, cmd.Wait)
-		untrackGroup(pid)
+		reaper.Untrack(pid)
 		close(inst.done)
 	}()
 	go inst.read(maxResultLine(spec.OutputCap))

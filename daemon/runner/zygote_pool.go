@@ -10,6 +10,7 @@ import (
 
 	"go.uber.org/zap"
 
+	"github.com/hookd/hookd/daemon/runner/reaper"
 	"github.com/hookd/hookd/daemon/runner/zygote"
 )
 
@@ -91,8 +92,8 @@ func (p *Pool) runZygote(ctx context.Context, spec ProcSpec, start time.Time) (r
 		defer t.Stop()
 		timer = t.C
 	}
-	trackGroup(c.Pid, c.Alive)
-	defer untrackGroup(c.Pid)
+	reaper.Track(c.Pid, c.Alive)
+	defer reaper.Untrack(c.Pid)
 	// When the child exits, the zygote — its parent — kills what it left in its group
 	// (unless KeepGroup) before it reaps it: nothing is signalled from here then. A
 	// timeout or cancellation kills the group while the child runs (Child.Kill: through

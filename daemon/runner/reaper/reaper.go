@@ -1,4 +1,9 @@
-package runner
+// Package reaper makes sure hooks' process groups end with the daemon, however it dies:
+// the group reaper, a helper process the daemon starts once (Start, Run), which it tells
+// of every hook group as it starts and ends (Track, Untrack), and the records a dead
+// reaper leaves for the next daemon (ReapRecorded). Split out of package runner, which
+// starts the hooks; the design follows.
+package reaper
 
 import (
 	"bufio"
@@ -54,28 +59,28 @@ import (
 // nothing is done (a recycled pid never matches). Hook processes get no parent-death
 // signal for that reason: it would kill the one process that proves whose group it is.
 
-// ReaperArg is the argument that makes hookd run as the group reaper (cmd/hookd).
-const ReaperArg = "__hookd-group-reaper"
+// Arg is the argument that makes hookd run as the group reaper (cmd/hookd).
+const Arg = "__hookd-group-reaper"
 
-// GroupReaper is the daemon's end of the reaper: a pipe to the helper process.
-type GroupReaper struct {
+// Reaper is the daemon's end of the reaper: a pipe to the helper process.
+type Reaper struct {
 	fd      int
 	w       *os.File
 	cmd     *exec.Cmd
 	dropped atomic.Uint64
 }
 
-var reaper atomic.Pointer[GroupReaper]
+var reaper atomic.Pointer[Reaper]
 
-// StartGroupReaper starts exe (hookd) as the group reaper and makes every hook process
+// Start starts exe (hookd) as the group reaper and makes every hook process
 // started afterwards known to it; with stateDir set, the reaper keeps its record there
 // (ReapRecorded). Close stops it (killing any group still tracked).
-func StartGroupReaper(exe, stateDir string) (*GroupReaper, error) {
+func Start(exe, stateDir string) (*Reaper, error) {
 	r, w, err := os.Pipe() // O_CLOEXEC: no hook inherits the daemon's end
 	if err != nil {
 		return nil, err
 	}
-	args := []string{ReaperArg}
+	args := []string{Arg}
 	if stateDir != "" {
 		args = append(args, filepath.Join(stateDir, recordPrefix))
 	}
@@ -91,7 +96,7 @@ func StartGroupReaper(exe, stateDir string) (*GroupReaper, error) {
 	}
 	r.Close()
 	go func() { _ = cmd.Wait() }()
-	g := &GroupReaper{w: w, cmd: cmd, fd: int(w.Fd())}
+	g := &Reaper{w: w, cmd: cmd, fd: int(w.Fd())}
 	// Fd() made the file blocking; the hot path must never wait for the reaper.
 	if err := syscall.SetNonblock(g.fd, true); err != nil {
 		w.Close()
@@ -102,30 +107,30 @@ func StartGroupReaper(exe, stateDir string) (*GroupReaper, error) {
 }
 
 // Pid is the reaper process's pid.
-func (g *GroupReaper) Pid() int { return g.cmd.Process.Pid }
+func (g *Reaper) Pid() int { return g.cmd.Process.Pid }
 
 // Dropped counts track/untrack lines lost to a full pipe.
-func (g *GroupReaper) Dropped() uint64 { return g.dropped.Load() }
+func (g *Reaper) Dropped() uint64 { return g.dropped.Load() }
 
 // Close closes the pipe: the reaper kills the groups still tracked (none after a clean
 // shutdown, which has stopped every hook) and exits.
-func (g *GroupReaper) Close() error {
+func (g *Reaper) Close() error {
 	reaper.CompareAndSwap(g, nil)
 	return g.w.Close()
 }
 
-func (g *GroupReaper) send(line []byte) {
+func (g *Reaper) send(line []byte) {
 	// Below PIPE_BUF: atomic, so concurrent writers need no lock.
 	if _, err := syscall.Write(g.fd, line); err != nil {
 		g.dropped.Add(1)
 	}
 }
 
-// trackGroup tells the reaper that a hook's process group started, led by pid. The
+// Track tells the reaper that a hook's process group started, led by pid. The
 // caller must know pid is the hook's at this moment: its own unreaped child (alive nil),
 // or a process it holds a handle to, whose alive reports whether it is still there —
 // checked after the start time was read, so the start time is the hook's.
-func trackGroup(pid int, alive func() bool) {
+func Track(pid int, alive func() bool) {
 	g := reaper.Load()
 	if g == nil {
 		return
@@ -140,8 +145,8 @@ func trackGroup(pid int, alive func() bool) {
 	g.send(append(line, '\n'))
 }
 
-// untrackGroup tells the reaper the hook's group is gone.
-func untrackGroup(pid int) {
+// Untrack tells the reaper the hook's group is gone.
+func Untrack(pid int) {
 	if g := reaper.Load(); g != nil {
 		var b [24]byte
 		g.send(append(strconv.AppendInt(append(b[:0], '-'), int64(pid), 10), '\n'))
@@ -159,11 +164,11 @@ type leader struct {
 	h     osproc.Handle
 }
 
-// RunReaper is the group reaper's main loop: it reads "+PID START" / "-PID" lines until
+// Run is the group reaper's main loop: it reads "+PID START" / "-PID" lines until
 // EOF, then kills the groups still tracked. With record set (a path prefix), it keeps its
 // record at record+<its pid>.<its start time> (see ReapRecorded) and removes it at the
 // end. It returns how many groups it killed.
-func RunReaper(in io.Reader, record string, logf func(string, ...any)) int {
+func Run(in io.Reader, record string, logf func(string, ...any)) int {
 	groups := map[int]leader{}
 	rec := openRecord(record, logf)
 	sc := bufio.NewScanner(in)
