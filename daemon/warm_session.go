@@ -4,7 +4,6 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"os"
-	"slices"
 	"strings"
 
 	"github.com/hookd/hookd/configs/settings"
@@ -78,7 +77,7 @@ func warmSession(e *engine, x *event) {
 		s.Session(x.h.SessionID, x.caller.PID, x.ev.Name == "SessionEnd")
 	}
 	if warmed.EffortEvents[x.ev.Name] {
-		e.warmed.NoteEffort(runner.LookupEnv(x.env, "CLAUDE_EFFORT"))
+		e.warmed.NoteEffort(x.env)
 	}
 	if x.ev.Name != "SessionEnd" && e.warmed.First(x.h.SessionID, x.ev.Name == "SessionStart") {
 		e.warm(x.snap, x.env, x.h, x.project, e.hookDir(x.h.Cwd, x.project), x.d.FromClaudeCode)
@@ -88,7 +87,7 @@ func warmSession(e *engine, x *event) {
 // warm prewarms the command hooks of the session's frequent events with the directory
 // and environment their events will most likely bring: the caller's environment without
 // CLAUDE_ENV_FILE (Claude Code sets it only for SessionStart, Setup, CwdChanged and
-// FileChanged; spec §6) and with CLAUDE_EFFORT where the event has it (warmed.Sessions.EffortEnv), plus
+// FileChanged; spec §6) and with CLAUDE_EFFORT where the event has it (warmed.Sessions.WithEffort), plus
 // hookd's fill-ins. A wrong guess costs one idle process, which ends with the session: a
 // process is only ever used for an event whose key matches exactly.
 func (e *engine) warm(snap *settings.Snapshot, env []string, h header, project, dir string, fromClaudeCode bool) {
@@ -102,7 +101,7 @@ func (e *engine) warm(snap *settings.Snapshot, env []string, h header, project, 
 			base = append(base, kv)
 		}
 	}
-	withEffort := append(slices.Clip(base), e.warmed.EffortEnv()...)
+	withEffort := e.warmed.WithEffort(base)
 	seen := map[string]bool{} // identical handlers run once, as the first of them (Match)
 	for _, hd := range snap.Handlers() {
 		if hd.Type != events.Command || !hd.Runnable || hd.Refused != "" || hd.Event == nil || !warmEvents[hd.Event.Name] || snap.ReasonFor(hd, fromClaudeCode) != "" {

@@ -571,14 +571,17 @@ func TestSessionStartPrewarmsNode(t *testing.T) {
 			}})
 			e.WriteSettings("project", string(b))
 			e.Start()
-			if _, err := e.Raw(&protocol.Request{EventText: e.Payload(first, map[string]any{"source": "startup", "prompt": "hi"}), ProjectDir: e.Project, Env: e.BaseEnv()}); err != nil {
+			// Claude Code 2.1.332's order: CLAUDE_EFFORT, where an event has it, right before
+			// the NoDefaultCurrentDirectoryInExePath it sets at start-up.
+			tail := []string{"NoDefaultCurrentDirectoryInExePath=1", "CLAUDE_PID=4242"}
+			if _, err := e.Raw(&protocol.Request{EventText: e.Payload(first, map[string]any{"source": "startup", "prompt": "hi"}), ProjectDir: e.Project, Env: append(e.BaseEnv(), tail...)}); err != nil {
 				t.Fatal(err)
 			}
 			Eventually(t, 30*time.Second, "the guard's spare started", func() bool {
 				s := runnerStats(e, "prewarm")
 				return s["spawned"] == 1 && s["starting"] == 0
 			})
-			frames, err := e.Raw(&protocol.Request{EventText: bashPayload(e, "ls"), ProjectDir: e.Project, Env: append(e.BaseEnv(), "CLAUDE_EFFORT=medium")})
+			frames, err := e.Raw(&protocol.Request{EventText: bashPayload(e, "ls"), ProjectDir: e.Project, Env: append(append(e.BaseEnv(), "CLAUDE_EFFORT=medium"), tail...)})
 			if err != nil || len(frames) == 0 {
 				t.Fatal(err)
 			}

@@ -4,7 +4,11 @@
 // at the session's start has the very environment its event will bring.
 package warmed
 
-import "sync"
+import (
+	"slices"
+	"strings"
+	"sync"
+)
 
 // EffortEvents are the events whose hooks Claude Code runs with CLAUDE_EFFORT (the turn's
 // effort level; its payload's effort.level) on a model with effort levels: the tool events
@@ -15,16 +19,25 @@ var EffortEvents = map[string]bool{
 	"PostToolBatch": true, "Stop": true, "SubagentStop": true,
 }
 
-// guessEffort is the effort level a warm guesses before hookd has seen any tool event:
-// Claude Code's default, as every captured payload shows it.
-const guessEffort = "medium"
+// What a warm guesses before hookd has seen any tool event: Claude Code's default level,
+// as every captured payload shows it, at the place Claude Code 2.1.332 puts the variable
+// in its hooks' environment — right before NoDefaultCurrentDirectoryInExePath, which it
+// sets at start-up (probed with a hook running env, 2026-11-28). The place matters: a
+// prewarmed process serves only an event whose environment is the same in order.
+const (
+	guessEffort = "medium"
+	guessAnchor = "NoDefaultCurrentDirectoryInExePath"
+)
 
-// Sessions remembers which sessions were warmed, and the effort level of the latest tool
-// event. The zero value is ready to use; it is safe for concurrent use.
+// Sessions remembers which sessions were warmed, and the CLAUDE_EFFORT of the latest tool
+// event: its level and where in the environment it stood. The zero value is ready to
+// use; it is safe for concurrent use.
 type Sessions struct {
 	mu     sync.Mutex
 	seen   map[string]bool
-	effort *string // nil: no tool event seen yet; "": the last one had no CLAUDE_EFFORT
+	known  bool   // a tool event was seen
+	effort string // its level; "": it had no CLAUDE_EFFORT
+	anchor string // the variable right after CLAUDE_EFFORT in its environment; "": the last
 }
 
 // maxSessions bounds Sessions.seen; when full it starts over, which costs at most
@@ -49,25 +62,43 @@ func (w *Sessions) First(session string, start bool) bool {
 	return true
 }
 
-// NoteEffort records the CLAUDE_EFFORT of a tool event ("" when it had none).
-func (w *Sessions) NoteEffort(level string) {
-	w.mu.Lock()
-	if w.effort == nil || *w.effort != level {
-		w.effort = &level
+// NoteEffort records the CLAUDE_EFFORT of a tool event's environment.
+func (w *Sessions) NoteEffort(env []string) {
+	level, anchor := "", ""
+	for i, kv := range env {
+		if v, ok := strings.CutPrefix(kv, effortVar+"="); ok {
+			level = v
+			if i+1 < len(env) {
+				anchor, _, _ = strings.Cut(env[i+1], "=")
+			}
+		}
 	}
+	w.mu.Lock()
+	w.known, w.effort, w.anchor = true, level, anchor
 	w.mu.Unlock()
 }
 
-// EffortEnv is the CLAUDE_EFFORT a warm adds for an event of EffortEvents: the level of
-// the latest tool event, or guessEffort before any; none when the latest had none.
-func (w *Sessions) EffortEnv() []string {
+// WithEffort returns base (an environment without CLAUDE_EFFORT) with the CLAUDE_EFFORT
+// an event of EffortEvents will bring: the latest tool event's level at its place, or
+// the guess before any; base itself when the latest had none.
+func (w *Sessions) WithEffort(base []string) []string {
 	w.mu.Lock()
-	defer w.mu.Unlock()
-	switch {
-	case w.effort == nil:
-		return []string{"CLAUDE_EFFORT=" + guessEffort}
-	case *w.effort == "":
-		return nil
+	level, anchor := w.effort, w.anchor
+	if !w.known {
+		level, anchor = guessEffort, guessAnchor
 	}
-	return []string{"CLAUDE_EFFORT=" + *w.effort}
+	w.mu.Unlock()
+	if level == "" {
+		return base
+	}
+	at := len(base)
+	for i, kv := range base {
+		if name, _, _ := strings.Cut(kv, "="); anchor != "" && name == anchor {
+			at = i
+			break
+		}
+	}
+	return slices.Insert(slices.Clip(base), at, effortVar+"="+level)
 }
+
+const effortVar = "CLAUDE_EFFORT"

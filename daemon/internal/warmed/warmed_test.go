@@ -34,17 +34,28 @@ func TestFirst(t *testing.T) {
 	}
 }
 
-func TestEffortEnv(t *testing.T) {
+// TestWithEffort: a warm's CLAUDE_EFFORT has the latest tool event's level at the place
+// it stood there (the environment must match in order), the guess before any tool event,
+// none after one without.
+func TestWithEffort(t *testing.T) {
+	base := []string{"HOME=/h", "PATH=/bin", "NoDefaultCurrentDirectoryInExePath=1", "CLAUDE_PID=7"}
 	var w Sessions
-	if got := w.EffortEnv(); !slices.Equal(got, []string{"CLAUDE_EFFORT=" + guessEffort}) {
+	if got := w.WithEffort(base); !slices.Equal(got, []string{"HOME=/h", "PATH=/bin", "CLAUDE_EFFORT=medium", "NoDefaultCurrentDirectoryInExePath=1", "CLAUDE_PID=7"}) {
 		t.Fatalf("before any tool event: %q", got)
 	}
-	w.NoteEffort("high")
-	if got := w.EffortEnv(); !slices.Equal(got, []string{"CLAUDE_EFFORT=high"}) {
-		t.Fatalf("after a high one: %q", got)
+	w.NoteEffort([]string{"HOME=/h", "CLAUDE_EFFORT=high", "PATH=/bin"})
+	if got := w.WithEffort(base); !slices.Equal(got, []string{"HOME=/h", "CLAUDE_EFFORT=high", "PATH=/bin", "NoDefaultCurrentDirectoryInExePath=1", "CLAUDE_PID=7"}) {
+		t.Fatalf("after a high one before PATH: %q", got)
 	}
-	w.NoteEffort("") // a model without effort levels: no variable at all
-	if got := w.EffortEnv(); got != nil {
+	w.NoteEffort([]string{"HOME=/h", "CLAUDE_EFFORT=low"}) // last: appended
+	if got := w.WithEffort(base); !slices.Equal(got, append(slices.Clone(base), "CLAUDE_EFFORT=low")) {
+		t.Fatalf("after a low one at the end: %q", got)
+	}
+	w.NoteEffort([]string{"HOME=/h"}) // a model without effort levels: no variable at all
+	if got := w.WithEffort(base); !slices.Equal(got, base) {
 		t.Fatalf("after one without: %q", got)
+	}
+	if len(base) != 4 || base[2] != "NoDefaultCurrentDirectoryInExePath=1" {
+		t.Fatalf("base changed: %q", base)
 	}
 }
