@@ -572,8 +572,8 @@ func TestSessionStartPrewarmsNode(t *testing.T) {
 			e.WriteSettings("project", string(b))
 			e.Start()
 			// Claude Code 2.1.332's order: CLAUDE_EFFORT, where an event has it, right before
-			// the NoDefaultCurrentDirectoryInExePath it sets at start-up.
-			tail := []string{"NoDefaultCurrentDirectoryInExePath=1", "CLAUDE_PID=4242"}
+			// CLAUDE_PROJECT_DIR, the last.
+			tail := []string{"CLAUDE_PID=4242", "CLAUDE_PROJECT_DIR=" + e.Project}
 			if _, err := e.Raw(&protocol.Request{EventText: e.Payload(first, map[string]any{"source": "startup", "prompt": "hi"}), ProjectDir: e.Project, Env: append(e.BaseEnv(), tail...)}); err != nil {
 				t.Fatal(err)
 			}
@@ -581,7 +581,7 @@ func TestSessionStartPrewarmsNode(t *testing.T) {
 				s := runnerStats(e, "prewarm")
 				return s["spawned"] == 1 && s["starting"] == 0
 			})
-			frames, err := e.Raw(&protocol.Request{EventText: bashPayload(e, "ls"), ProjectDir: e.Project, Env: append(append(e.BaseEnv(), "CLAUDE_EFFORT=medium"), tail...)})
+			frames, err := e.Raw(&protocol.Request{EventText: bashPayload(e, "ls"), ProjectDir: e.Project, Env: append(append(e.BaseEnv(), tail[0], "CLAUDE_EFFORT=medium"), tail[1:]...)})
 			if err != nil || len(frames) == 0 {
 				t.Fatal(err)
 			}

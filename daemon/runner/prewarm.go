@@ -280,7 +280,7 @@ func (p *Pool) Run(ctx context.Context, spec ProcSpec) ProcResult {
 		p.stats.zygoteCold.Add(1)
 		return p.runColdRest(ctx, spec, start)
 	}
-	wk := p.key(spec)
+	wk := p.key(spec, false)
 	if wk == nil {
 		return p.cold.Run(ctx, spec)
 	}
@@ -302,8 +302,9 @@ func (p *Pool) Run(ctx context.Context, spec ProcSpec) ProcResult {
 
 // key returns spec's key state, creating it, or nil when spec is not to be prewarmed.
 // It also applies the settings-change rule: a new revision of a hook discards the
-// processes of its older revisions.
-func (p *Pool) key(spec ProcSpec) *warmKey {
+// processes of its older revisions. An event (wait false) never waits for a lookup the
+// analysis needs (`$(npm root -g)`: prewarm_subst.go): while it runs, events run cold.
+func (p *Pool) key(spec ProcSpec, wait bool) *warmKey {
 	k := prewarmKey(spec)
 	now := time.Now()
 	p.mu.Lock()
@@ -341,7 +342,10 @@ func (p *Pool) key(spec ProcSpec) *warmKey {
 	// that is not only needs to notice an edit that might make it eligible (stat).
 	if info == nil || !info.fresh(spec.Prewarm == PrewarmOn || info.safe) {
 		// Analysis reads files: outside the lock. Two first events may both do it.
-		info = analyze(spec)
+		info = analyzeFor(spec, wait)
+		if info.pending {
+			return nil
+		}
 		p.mu.Lock()
 		if wk.info != nil && wk.info.script != "" && !wk.info.same(info) {
 			p.discardIdleLocked(wk, "script changed")
@@ -919,7 +923,7 @@ func (p *Pool) Warm(spec ProcSpec) {
 	p.mu.Unlock()
 	go func() {
 		defer p.wg.Done()
-		if wk := p.key(spec); wk != nil {
+		if wk := p.key(spec, true); wk != nil {
 			p.mu.Lock()
 			if spec.Prewarm == PrewarmOn || wk.info.warmAhead() {
 				p.refillLocked(wk, p.opts.RefillDelay)

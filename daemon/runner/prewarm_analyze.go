@@ -3,6 +3,7 @@ package runner
 import (
 	"bufio"
 	"crypto/sha256"
+	"errors"
 	"io"
 	"os"
 	"path/filepath"
@@ -113,6 +114,9 @@ type scriptInfo struct {
 	safe   bool   // prewarm under PrewarmAuto
 	reason string // why not safe (or the interpreter family when safe)
 	ahead  bool   // safe, and run by node itself: its start-up (requiring modules) writes nothing
+	// pending: a lookup the command needs is still running (analyzeFor without wait); the
+	// analysis is to be done again, not kept.
+	pending bool
 }
 
 // fresh reports whether the script is unchanged since the analysis; without full, by
@@ -177,7 +181,11 @@ func AnalyzeCommand(spec ProcSpec) (safe bool, reason, script string) {
 	return i.safe, i.reason, i.script
 }
 
-func analyze(spec ProcSpec) *scriptInfo {
+func analyze(spec ProcSpec) *scriptInfo { return analyzeFor(spec, true) }
+
+// analyzeFor is analyze; without wait, a lookup whose answer is not known yet makes the
+// analysis pending (scriptInfo.pending) instead of waiting for it.
+func analyzeFor(spec ProcSpec, wait bool) *scriptInfo {
 	info := &scriptInfo{}
 	var words []string
 	if spec.Args != nil {
@@ -186,7 +194,8 @@ func analyze(spec ProcSpec) *scriptInfo {
 		var ok bool
 		var lookupErr string
 		lookup := func(cmd string) (string, bool) {
-			v, err := runLookupCached(cmd, spec.Env, spec.Dir)
+			v, err := runLookupCached(cmd, spec.Env, spec.Dir, wait)
+			info.pending = info.pending || errors.Is(err, errLookupPending)
 			if err != nil {
 				lookupErr = "$(" + cmd + ") gave no usable path: " + err.Error()
 			}

@@ -92,8 +92,9 @@ const (
 // costs ~200 ms of CPU).
 var lookupCache = struct {
 	sync.Mutex
-	m map[string]lookupEntry
-}{m: map[string]lookupEntry{}}
+	m        map[string]lookupEntry
+	inflight map[string]chan struct{} // closed when that lookup's answer is stored
+}{m: map[string]lookupEntry{}, inflight: map[string]chan struct{}{}}
 
 type lookupEntry struct {
 	val string
@@ -101,18 +102,48 @@ type lookupEntry struct {
 	at  time.Time
 }
 
-// runLookupCached is runLookup through lookupCache.
-func runLookupCached(cmd string, env []string, dir string) (string, error) {
+// errLookupPending is a lookup whose answer is not known yet, for a caller that may not
+// wait (an event: Pool.key): the lookup runs in the background, and the event runs cold.
+var errLookupPending = errors.New("not known yet (npm is being asked)")
+
+// runLookupCached is runLookup through lookupCache: one run at a time per key, which
+// other callers wait for — or, with wait false, do not: they get errLookupPending and the
+// lookup is started in the background if it is not under way.
+func runLookupCached(cmd string, env []string, dir string, wait bool) (string, error) {
 	key := lookupKey(cmd, env, dir)
-	lookupCache.Lock()
-	e, ok := lookupCache.m[key]
-	lookupCache.Unlock()
-	if ok && time.Since(e.at) < lookupTTL {
-		return e.val, e.err
+	for {
+		lookupCache.Lock()
+		e, ok := lookupCache.m[key]
+		if ok && time.Since(e.at) < lookupTTL {
+			lookupCache.Unlock()
+			return e.val, e.err
+		}
+		ch, running := lookupCache.inflight[key]
+		if !running {
+			ch = make(chan struct{})
+			lookupCache.inflight[key] = ch
+		}
+		lookupCache.Unlock()
+		run := func() {
+			val, err := runLookup(cmd, env, dir)
+			storeLookup(key, lookupEntry{val: val, err: err, at: time.Now()})
+			lookupCache.Lock()
+			delete(lookupCache.inflight, key)
+			lookupCache.Unlock()
+			close(ch)
+		}
+		switch {
+		case !wait:
+			if !running {
+				go run()
+			}
+			return "", errLookupPending
+		case !running:
+			run()
+		default:
+			<-ch
+		}
 	}
-	val, err := runLookup(cmd, env, dir)
-	storeLookup(key, lookupEntry{val: val, err: err, at: time.Now()})
-	return val, err
 }
 
 // storeLookup adds e to lookupCache, first dropping expired answers and, if it is still

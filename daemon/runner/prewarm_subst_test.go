@@ -184,7 +184,7 @@ func TestPoolNpmRootWarm(t *testing.T) {
 	}
 	p := newTestPool(t, PoolOptions{})
 	spec := ProcSpec{Command: "node $(npm root -g)/pkg/hook.js", Dir: dir, Env: env, Timeout: 30 * time.Second}
-	for i := range 3 {
+	for i := range 4 {
 		spec.Stdin = []byte(`{"n":` + strconv.Itoa(i) + `}`)
 		cold := ExecRunner{}.Run(context.Background(), spec)
 		r := p.Run(context.Background(), spec)
@@ -192,10 +192,68 @@ func TestPoolNpmRootWarm(t *testing.T) {
 			!strings.Contains(string(r.Stdout), `"n":`+strconv.Itoa(i)) {
 			t.Fatalf("event %d:\ncold %d %q %q\ngot  %d %q %q", i, cold.ExitCode, cold.Stdout, cold.Stderr, r.ExitCode, r.Stdout, r.Stderr)
 		}
+		if i == 0 {
+			// The first event ran cold without waiting for the analysis's own npm root -g,
+			// which goes on in the background; the next event finds its answer.
+			poll(t, 30*time.Second, "the lookup's answer", func() bool {
+				_, err := runLookupCached("npm root -g", env, dir, false)
+				return err == nil
+			})
+			continue
+		}
 		waitIdle(t, p, 1)
 	}
 	if h, m := stat(p, "hits"), stat(p, "misses"); h != 2 || m != 1 {
 		t.Fatalf("hits %d misses %d, want 2 and 1 (auto policy should prewarm node $(npm root -g)/…)", h, m)
+	}
+}
+
+// TestPoolEventNeverWaitsForLookup: an event whose hook's analysis needs a lookup that has
+// no answer yet runs cold at once — here the analysis's npm (told apart by the
+// npm_config_logs_max=0 it sets) hangs until the test lets it go, while the hook's own npm
+// answers — and a Warm that needs the same lookup waits for the one under way.
+func TestPoolEventNeverWaitsForLookup(t *testing.T) {
+	dir, env, root := fakeNpm(t, "")
+	release := filepath.Join(dir, "release")
+	npm := "#!/bin/sh\nif [ \"$npm_config_logs_max\" = 0 ]; then echo analysis >> '" + dir + "/calls'; while [ ! -e '" + release + "' ]; do sleep 0.05; done; fi\n" +
+		"printf '%s\\n' '" + root + "'\n"
+	if err := os.WriteFile(filepath.Join(dir, "bin", "npm"), []byte(npm), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := lookPath("node", env); err != nil {
+		t.Fatal("node not installed: this test needs it")
+	}
+	p := newTestPool(t, PoolOptions{})
+	spec := ProcSpec{Command: "node $(npm root -g)/pkg/hook.js", Dir: dir, Env: env, Timeout: 30 * time.Second, Stdin: []byte(`{"n":0}`)}
+	done := make(chan ProcResult, 1)
+	go func() { done <- p.Run(context.Background(), spec) }()
+	var r ProcResult
+	select { // no speed bound: the analysis's npm cannot answer before release exists
+	case r = <-done:
+	case <-time.After(2 * time.Minute):
+		t.Fatal("the event waited for the analysis's lookup")
+	}
+	if r.ExitCode != 2 || !strings.Contains(string(r.Stdout), `"n":0`) {
+		t.Fatalf("cold run: %+v", r)
+	}
+	lookupCache.Lock()
+	_, running := lookupCache.inflight[lookupKey("npm root -g", env, dir)]
+	lookupCache.Unlock()
+	if !running { // an event that waited would have seen the lookup end (its 10 s timeout)
+		t.Fatal("the event was answered after the analysis's lookup ended, not while it ran")
+	}
+	if n := stat(p, "spawned"); n != 0 {
+		t.Fatalf("%d processes prewarmed before the analysis was done", n)
+	}
+	warmed := make(chan struct{})
+	go func() { p.Warm(spec); close(warmed) }()
+	if err := os.WriteFile(release, nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	<-warmed
+	waitIdle(t, p, 1) // the Warm waited for the lookup under way, then prewarmed
+	if b, _ := os.ReadFile(filepath.Join(dir, "calls")); strings.Count(string(b), "analysis") != 1 {
+		t.Fatalf("the analysis ran npm %d times, want once: the Warm did not wait for the lookup under way", strings.Count(string(b), "analysis"))
 	}
 }
 

@@ -21,12 +21,13 @@ var EffortEvents = map[string]bool{
 
 // What a warm guesses before hookd has seen any tool event: Claude Code's default level,
 // as every captured payload shows it, at the place Claude Code 2.1.332 puts the variable
-// in its hooks' environment — right before NoDefaultCurrentDirectoryInExePath, which it
-// sets at start-up (probed with a hook running env, 2026-11-28). The place matters: a
-// prewarmed process serves only an event whose environment is the same in order.
+// in a hook's environment — right before CLAUDE_PROJECT_DIR, its last (read from the
+// environment hookc received in exec form, 2026-11-28; a shell hook's `env` shows the
+// shell's reordering instead). The place matters: a prewarmed process serves only an
+// event whose environment is the same in order.
 const (
 	guessEffort = "medium"
-	guessAnchor = "NoDefaultCurrentDirectoryInExePath"
+	guessAnchor = "CLAUDE_PROJECT_DIR"
 )
 
 // Sessions remembers which sessions were warmed, and the CLAUDE_EFFORT of the latest tool

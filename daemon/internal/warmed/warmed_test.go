@@ -38,13 +38,13 @@ func TestFirst(t *testing.T) {
 // it stood there (the environment must match in order), the guess before any tool event,
 // none after one without.
 func TestWithEffort(t *testing.T) {
-	base := []string{"HOME=/h", "PATH=/bin", "NoDefaultCurrentDirectoryInExePath=1", "CLAUDE_PID=7"}
+	base := []string{"HOME=/h", "PATH=/bin", "CLAUDE_PROJECT_DIR=/p", "CLAUDE_PID=7"}
 	var w Sessions
-	if got := w.WithEffort(base); !slices.Equal(got, []string{"HOME=/h", "PATH=/bin", "CLAUDE_EFFORT=medium", "NoDefaultCurrentDirectoryInExePath=1", "CLAUDE_PID=7"}) {
+	if got := w.WithEffort(base); !slices.Equal(got, []string{"HOME=/h", "PATH=/bin", "CLAUDE_EFFORT=medium", "CLAUDE_PROJECT_DIR=/p", "CLAUDE_PID=7"}) {
 		t.Fatalf("before any tool event: %q", got)
 	}
 	w.NoteEffort([]string{"HOME=/h", "CLAUDE_EFFORT=high", "PATH=/bin"})
-	if got := w.WithEffort(base); !slices.Equal(got, []string{"HOME=/h", "CLAUDE_EFFORT=high", "PATH=/bin", "NoDefaultCurrentDirectoryInExePath=1", "CLAUDE_PID=7"}) {
+	if got := w.WithEffort(base); !slices.Equal(got, []string{"HOME=/h", "CLAUDE_EFFORT=high", "PATH=/bin", "CLAUDE_PROJECT_DIR=/p", "CLAUDE_PID=7"}) {
 		t.Fatalf("after a high one before PATH: %q", got)
 	}
 	w.NoteEffort([]string{"HOME=/h", "CLAUDE_EFFORT=low"}) // last: appended
@@ -55,7 +55,7 @@ func TestWithEffort(t *testing.T) {
 	if got := w.WithEffort(base); !slices.Equal(got, base) {
 		t.Fatalf("after one without: %q", got)
 	}
-	if len(base) != 4 || base[2] != "NoDefaultCurrentDirectoryInExePath=1" {
+	if len(base) != 4 || base[2] != "CLAUDE_PROJECT_DIR=/p" {
 		t.Fatalf("base changed: %q", base)
 	}
 }
