@@ -117,6 +117,9 @@ type PoolOptions struct {
 	// NoZygote serves Python hooks from the prewarm pool instead of forking them from a
 	// zygote (docs/zygote.md).
 	NoZygote bool
+	// NoWarmAhead prewarms a safe Node hook only after its first event, as for other
+	// hooks, not when its session starts (Warm).
+	NoWarmAhead bool
 }
 
 func (o *PoolOptions) defaults() {
@@ -246,6 +249,11 @@ func NewPool(o PoolOptions) *Pool {
 	// a way out, and the session benchmark's comparison row. Where forking a warm
 	// interpreter is not safe by default (macOS: osproc.ForkWarmInterpreters), the prewarm
 	// pool always serves them.
+	// HOOKD_PREWARM_AHEAD=off: no safe Node hook is prewarmed before its first event
+	// (Warm); the corpus benchmark's comparison row, and a way out.
+	if !WarmAhead() {
+		o.NoWarmAhead = true
+	}
 	if os.Getenv("HOOKD_ZYGOTE") == "off" || !osproc.ForkWarmInterpreters {
 		o.NoZygote = true
 	}
@@ -884,13 +892,17 @@ func StartsWarm(spec ProcSpec) bool {
 	if spec.Worker || spec.Prewarm == PrewarmOff {
 		return false
 	}
-	if osproc.ForkWarmInterpreters {
+	if osproc.ForkWarmInterpreters && os.Getenv("HOOKD_ZYGOTE") != "off" {
 		if _, err := zygote.FromCommand(spec.Command, spec.Args, spec.Env, spec.Dir); err == nil {
 			return true
 		}
 	}
-	return spec.Prewarm == PrewarmOn || analyze(spec).warmAhead()
+	return spec.Prewarm == PrewarmOn || (WarmAhead() && analyze(spec).warmAhead())
 }
+
+// WarmAhead reports whether safe Node hooks are prewarmed when their session starts:
+// unless HOOKD_PREWARM_AHEAD=off.
+func WarmAhead() bool { return os.Getenv("HOOKD_PREWARM_AHEAD") != "off" }
 
 // Warm implements Warmer. It prepares, ahead of a hook's first event, only what is free of
 // side effects beyond the hook's own start-up:
@@ -925,7 +937,7 @@ func (p *Pool) Warm(spec ProcSpec) {
 		defer p.wg.Done()
 		if wk := p.key(spec, true); wk != nil {
 			p.mu.Lock()
-			if spec.Prewarm == PrewarmOn || wk.info.warmAhead() {
+			if spec.Prewarm == PrewarmOn || (wk.info.warmAhead() && !p.opts.NoWarmAhead) {
 				p.refillLocked(wk, p.opts.RefillDelay)
 			}
 			p.mu.Unlock()

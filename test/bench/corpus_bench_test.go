@@ -43,7 +43,9 @@ import (
 // (the order rotating per pair): "hookd" is the hookc transport with shell-form forwarders
 // (`sh -c 'hookc …'` per event), "exec" with exec-form forwarders (Claude Code spawns hookc
 // itself; what install writes for Claude Code 2.1.139+), "http" installs with `--transport
-// http` (docs/http-forwarder.md; its remaining hookc forwarders in the exec form); each
+// http` (docs/http-forwarder.md; its remaining hookc forwarders in the exec form),
+// "exec-noahead" is "exec" with HOOKD_PREWARM_AHEAD=off for install and daemon (no Node
+// hook prewarmed before its first event, no SessionStart forwarder for that); each
 // non-native mode gets its own rows ("setup [hookc]", "setup [hookc exec]", "setup
 // [http]") against the same native runs. The http transport
 // installs only into user and local settings, so with "http" among the modes a setup's
@@ -107,8 +109,8 @@ func BenchmarkCorpus(b *testing.B) {
 			b.Fatalf("HOOKD_CORPUS_MODES: the first mode must be native (the baseline), got %q", v)
 		}
 		for _, m := range modes[1:] {
-			if m != "hookd" && m != "exec" && m != "http" && m != "nohooks" {
-				b.Fatalf("HOOKD_CORPUS_MODES: %q is not native, hookd, exec, http or nohooks", m)
+			if corpusModeLabel[m] == "" {
+				b.Fatalf("HOOKD_CORPUS_MODES: %q is not native, hookd, exec, exec-noahead, http or nohooks", m)
 			}
 		}
 	}
@@ -175,7 +177,7 @@ func BenchmarkCorpus(b *testing.B) {
 }
 
 // corpusModeLabel names a mode in the table's rows.
-var corpusModeLabel = map[string]string{"hookd": "hookc", "exec": "hookc exec", "http": "http", "nohooks": "no hooks"}
+var corpusModeLabel = map[string]string{"hookd": "hookc", "exec": "hookc exec", "exec-noahead": "hookc exec, HOOKD_PREWARM_AHEAD=off", "http": "http", "nohooks": "no hooks"}
 
 // corpusClaudeVersion is what the benchmarked Claude Code's --version says.
 var corpusClaudeVersion = "Claude Code (version unknown)"
@@ -312,8 +314,11 @@ func runCorpusSession(tb testing.TB, claude, corpus, hookdBin, hookcBin string, 
 		"XDG_CACHE_HOME=" + filepath.Join(w.home, ".cache")}
 	r := &corpusRun{events: map[string][]float64{}, hookdHooks: map[string][]float64{}, started: map[string]int{}}
 	var daemon *testutil.Daemon
-	if mode == "hookd" || mode == "exec" || mode == "http" {
+	if mode == "hookd" || mode == "exec" || mode == "exec-noahead" || mode == "http" {
 		env = append(env, protocol.EnvSocket+"="+sock)
+		if mode == "exec-noahead" { // for install (no SessionStart forwarder for it) and the daemon
+			env = append(env, "HOOKD_PREWARM_AHEAD=off")
+		}
 		global := []string{"--user-dir", filepath.Join(w.home, ".claude"), "--managed-dir", filepath.Join(side, "managed"), "--state-dir", filepath.Join(side, "state"), "--socket", sock}
 		port := ""
 		if mode == "http" {
@@ -326,7 +331,7 @@ func runCorpusSession(tb testing.TB, claude, corpus, hookdBin, hookcBin string, 
 			switch mode {
 			case "hookd":
 				args = append(args, "--forwarder-form", "shell")
-			case "exec":
+			case "exec", "exec-noahead":
 				args = append(args, "--forwarder-form", "exec")
 			case "http":
 				args = append(args, "--forwarder-form", "exec", "--transport", "http", "--http-port", port)
