@@ -22,8 +22,9 @@ import (
 // script that visibly reads stdin) on PreToolUse, three Bash calls, with the real Claude
 // Code, through hookd in the exec form (hookc's parent is Claude Code) and in the shell
 // form (a shell between them). Every node process logs its start and its use. Natively
-// that is 3 started, 3 used. Through hookd the first call runs cold and the others on the
-// spares the previous calls left; the spare the last call leaves can serve nothing (its
+// that is 3 started, 3 used. Through hookd the first call runs cold or on a spare begun
+// when the session started, the others on the spares the previous calls left; the spare
+// the last call leaves can serve nothing (its
 // key holds the session's id). When Claude Code exits, hookd must hold nothing of the
 // session any more — no idle or starting process, no key — and every node process that
 // was started and not used must be gone: at most one such, never more than natively + 1.
@@ -77,8 +78,10 @@ fs.appendFileSync(%s, 'used ' + process.pid + '\n');
 				map[string]map[int]bool{"start": started, "used": used}[what][n] = true
 			}
 			t.Logf("%s: node processes started %d, used %d; prewarm hits %d, spawned %d, discarded %d", mode, len(started), len(used), st.Prewarm.Hits, st.Prewarm.Spawned, st.Prewarm.Discarded)
-			if len(used) != 3 || st.Prewarm.Hits != 2 {
-				t.Errorf("used %d node processes with %d prewarmed, want 3 with the last two prewarmed", len(used), st.Prewarm.Hits)
+			// The first call is prewarmed too when the session's start (a SessionStart
+			// forwarder install wrote) or the call itself began its spare (warm_session.go).
+			if len(used) != 3 || st.Prewarm.Hits < 2 {
+				t.Errorf("used %d node processes with %d prewarmed, want 3 with at least the last two prewarmed", len(used), st.Prewarm.Hits)
 			}
 			if len(started) > len(used)+1 {
 				t.Errorf("%d node processes started for %d events: more than one spare", len(started), len(used))
