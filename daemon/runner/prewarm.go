@@ -11,6 +11,7 @@ import (
 	"os/exec"
 	"slices"
 	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"syscall"
@@ -120,6 +121,10 @@ type PoolOptions struct {
 	// NoWarmAhead prewarms a safe Node hook only after its first event, as for other
 	// hooks, not when its session starts (Warm).
 	NoWarmAhead bool
+	// NoMemoLookups runs a hook whose only substitution is a lookup such as $(npm root -g)
+	// as written, not with the lookup's known answer in its place (lookup_memo.go). Set
+	// by HOOKD_MEMO_LOOKUPS=off.
+	NoMemoLookups bool
 }
 
 func (o *PoolOptions) defaults() {
@@ -239,6 +244,11 @@ type poolStats struct {
 // NewPool returns a pool; call Close when done.
 func NewPool(o PoolOptions) *Pool {
 	o.defaults()
+	// HOOKD_PREWARM_AHEAD=off: no safe Node hook is prewarmed before its first event
+	// (Warm); the corpus benchmark's comparison row, and a way out. HOOKD_MEMO_LOOKUPS=off:
+	// lookups run at every event, as written (lookup_memo.go).
+	o.NoWarmAhead = o.NoWarmAhead || !WarmAhead()
+	o.NoMemoLookups = o.NoMemoLookups || !MemoLookups()
 	p := &Pool{
 		opts: o, log: o.Logger, cold: ExecRunner{WaitDelay: o.WaitDelay},
 		keys: map[string]*warmKey{}, hooks: map[string]hookSeen{}, stop: make(chan struct{}),
@@ -249,11 +259,6 @@ func NewPool(o PoolOptions) *Pool {
 	// a way out, and the session benchmark's comparison row. Where forking a warm
 	// interpreter is not safe by default (macOS: osproc.ForkWarmInterpreters), the prewarm
 	// pool always serves them.
-	// HOOKD_PREWARM_AHEAD=off: no safe Node hook is prewarmed before its first event
-	// (Warm); the corpus benchmark's comparison row, and a way out.
-	if !WarmAhead() {
-		o.NoWarmAhead = true
-	}
 	if os.Getenv("HOOKD_ZYGOTE") == "off" || !osproc.ForkWarmInterpreters {
 		o.NoZygote = true
 	}
@@ -274,6 +279,9 @@ func NewPool(o PoolOptions) *Pool {
 func (p *Pool) Run(ctx context.Context, spec ProcSpec) ProcResult {
 	if spec.Worker {
 		return p.workers.run(ctx, spec)
+	}
+	if !p.opts.NoMemoLookups {
+		spec = memoLookups(spec)
 	}
 	if spec.Prewarm == PrewarmOff || p.opts.NoPrewarm {
 		return p.cold.Run(ctx, spec)
@@ -935,6 +943,10 @@ func (p *Pool) Warm(spec ProcSpec) {
 	p.mu.Unlock()
 	go func() {
 		defer p.wg.Done()
+		if !p.opts.NoMemoLookups && strings.Contains(spec.Command, "$(") {
+			analyze(spec) // learns the lookups' answers (waiting for one under way), so that
+			spec = memoLookups(spec) // the spare is the command its events will run
+		}
 		if wk := p.key(spec, true); wk != nil {
 			p.mu.Lock()
 			if spec.Prewarm == PrewarmOn || (wk.info.warmAhead() && !p.opts.NoWarmAhead) {

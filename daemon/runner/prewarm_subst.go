@@ -3,8 +3,10 @@ package runner
 import (
 	"context"
 	"errors"
+	"fmt"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"slices"
 	"strings"
 	"sync"
@@ -24,9 +26,10 @@ import (
 // command is as safe to start early as `node /usr/lib/node_modules/@scope/pkg/dist/hook.js`.
 // The analysis needs the lookup's value to find the script (does it read stdin? which
 // file invalidates prewarmed processes?), so it runs the lookup itself, with the hook's
-// environment and directory, and caches the answer. The value serves the analysis only:
-// a prewarmed process is started with the command as written, and its shell runs the
-// lookup again, as Claude Code's shell would at the event.
+// environment and directory, and caches the answer. Once the answer is known, Pool.Run
+// runs the command with it in the substitution's place (lookup_memo.go) unless
+// HOOKD_MEMO_LOOKUPS=off; until then, and with it off, the command runs as written and its
+// shell runs the lookup, as Claude Code's would.
 //
 // Accepted: $(…) — not backquotes, whose body has its own escaping rules — whose body is
 // exactly one of lookupCommands as plain unquoted words: no assignments, redirections,
@@ -189,7 +192,33 @@ func lookupKey(cmd string, env []string, dir string) string {
 		}
 	}
 	slices.Sort(parts[2:])
-	return strings.Join(parts, "\x00")
+	return strings.Join(append(parts, npmrcStamps(env, dir)...), "\x00")
+}
+
+// npmrcStamps identify the versions of the npm configuration files that can change the
+// answer: the user's (~/.npmrc, or npm_config_userconfig's) and a project's .npmrc in dir
+// or above it. An edit of one (a new prefix) is a new key, so a memoised answer
+// (lookup_memo.go) is not reused across it. The global npmrc under npm's prefix is not
+// watched: an answer can be stale for lookupTTL after it changes.
+func npmrcStamps(env []string, dir string) []string {
+	files := []string{filepath.Join(LookupEnv(env, "HOME"), ".npmrc")}
+	for _, kv := range env {
+		if name, v, _ := strings.Cut(kv, "="); strings.EqualFold(name, "npm_config_userconfig") {
+			files = append(files, v)
+		}
+	}
+	for d := dir; d != "" && filepath.IsAbs(d); d = filepath.Dir(d) {
+		files = append(files, filepath.Join(d, ".npmrc"))
+		if d == filepath.Dir(d) {
+			break
+		}
+	}
+	out := make([]string, 0, len(files))
+	for _, f := range files {
+		fp := statFP(f)
+		out = append(out, fmt.Sprintf("%s:%v:%d:%d:%d:%d", f, fp.missing, fp.ino, fp.size, fp.mtime, fp.ctime))
+	}
+	return out
 }
 
 // errLookupOutput ends a lookup that prints more than a path.

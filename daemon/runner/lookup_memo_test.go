@@ -1,0 +1,137 @@
+package runner
+
+import (
+	"context"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+)
+
+// primeLookup makes the answer of `npm root -g` for env and dir known, as an analysis does.
+func primeLookup(t *testing.T, env []string, dir string) {
+	t.Helper()
+	for _, cmd := range []string{"npm root -g", "npm root --global"} {
+		if _, err := runLookupCached(cmd, env, dir, true); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+// TestMemoLookupsRewrite: what a memoised command becomes, checked against the real sh —
+// the rewritten command's words are the words sh gives the original — and what is left
+// alone.
+func TestMemoLookupsRewrite(t *testing.T) {
+	for _, root := range []string{"", `/odd dir/with "quotes" $HOME and \back`} {
+		dir, env, groot := fakeNpm(t, root)
+		if root == "" {
+			root = groot
+		}
+		primeLookup(t, env, dir)
+		for _, c := range []struct {
+			cmd  string
+			memo bool
+		}{
+			{`printf '<%s>' $(npm root -g)/pkg/hook.js`, !strings.ContainsAny(root, " \"$")},
+			{`printf '<%s>' "$(npm root -g)/pkg/hook.js"`, true},
+			{`printf '<%s>' "$(npm root --global)"/x "$(npm root -g)"`, true},
+			{`X=1 printf '<%s>' "$(npm root -g)"`, true},
+			{`printf '<%s>' "$(npm root -g)" | cat`, false},              // not a simple command
+			{`printf '<%s>' "$(npm root -g)" "$(npm prefix -g)"`, false}, // not a lookup
+			{`printf '<%s>' "$(npm root)"`, false},
+			{"printf '<%s>' \"`npm root -g`\"", false},
+			{`printf '<%s>' plain`, false},
+		} {
+			spec := ProcSpec{Command: c.cmd, Dir: dir, Env: env}
+			got := memoLookups(spec).Command
+			if (got != c.cmd) != c.memo {
+				t.Errorf("root %q: %s → %s (memoised: %v, want %v)", root, c.cmd, got, got != c.cmd, c.memo)
+				continue
+			}
+			if !c.memo {
+				continue
+			}
+			if strings.Contains(got, "npm") {
+				t.Errorf("%s → %s: a lookup is left", c.cmd, got)
+			}
+			want := shOut(t, c.cmd, env, dir)
+			if out := shOut(t, got, env, dir); out != want || !strings.Contains(out, root) {
+				t.Errorf("root %q: %s\n  sh gives %q\n  memoised %s gives %q", root, c.cmd, want, got, out)
+			}
+		}
+	}
+}
+
+func shOut(t *testing.T, cmd string, env []string, dir string) string {
+	t.Helper()
+	c := exec.Command("/bin/sh", "-c", cmd)
+	c.Env, c.Dir = env, dir
+	out, err := c.Output()
+	if err != nil {
+		t.Fatalf("sh -c %s: %v", cmd, err)
+	}
+	return string(out)
+}
+
+// TestMemoLookupsUnknownAnswer: until the answer is known the command runs as written.
+func TestMemoLookupsUnknownAnswer(t *testing.T) {
+	dir, env, _ := fakeNpm(t, "")
+	spec := ProcSpec{Command: "node $(npm root -g)/pkg/hook.js", Dir: dir, Env: append(env, "UNIQUE="+t.Name())}
+	if got := memoLookups(spec).Command; got != spec.Command {
+		t.Fatalf("memoised with no answer known: %s", got)
+	}
+}
+
+// TestPoolMemoisesLookup: through the pool, a hook written node $(npm root -g)/… runs npm
+// at its first event (as written, while hookd asks npm itself) and never again; every
+// event's output is what a cold run of the command as written gives. With
+// HOOKD_MEMO_LOOKUPS=off npm runs at every event.
+func TestPoolMemoisesLookup(t *testing.T) {
+	for _, off := range []bool{false, true} {
+		dir, env, _ := fakeNpm(t, "")
+		if _, err := lookPath("node", env); err != nil {
+			t.Fatal("node not installed: this test needs it")
+		}
+		p := newTestPool(t, PoolOptions{NoMemoLookups: off, NoPrewarm: true})
+		spec := ProcSpec{Command: "node $(npm root -g)/pkg/hook.js", Dir: dir, Env: env, Timeout: 30 * time.Second, Stdin: []byte(`{"n":1}`)}
+		calls := func() int {
+			b, _ := os.ReadFile(filepath.Join(dir, "calls"))
+			return strings.Count(string(b), "x")
+		}
+		cold := ExecRunner{}.Run(context.Background(), spec)
+		primeLookup(t, env, dir) // as the analysis does
+		base := calls()
+		for i := range 3 {
+			r := p.Run(context.Background(), spec)
+			if r.ExitCode != cold.ExitCode || string(r.Stdout) != string(cold.Stdout) || string(r.Stderr) != string(cold.Stderr) {
+				t.Fatalf("off=%v event %d: %+v, cold %+v", off, i, r, cold)
+			}
+		}
+		ran := calls() - base
+		if want := map[bool]int{false: 0, true: 3}[off]; ran != want {
+			t.Fatalf("HOOKD_MEMO_LOOKUPS off=%v: npm ran %d times for 3 events, want %d", off, ran, want)
+		}
+	}
+}
+
+// TestMemoLookupsNpmrcEdit: an edit of the user's or the project's .npmrc (which can set
+// npm's prefix) makes the known answer unknown, so the command runs as written until npm
+// has been asked again.
+func TestMemoLookupsNpmrcEdit(t *testing.T) {
+	dir, env, _ := fakeNpm(t, "")
+	spec := ProcSpec{Command: "node $(npm root -g)/pkg/hook.js", Dir: filepath.Join(dir, "groot"), Env: env}
+	for _, rc := range []string{filepath.Join(dir, ".npmrc"), filepath.Join(dir, "groot", ".npmrc")} { // HOME=dir
+		primeLookup(t, env, spec.Dir)
+		if got := memoLookups(spec).Command; got == spec.Command {
+			t.Fatalf("not memoised with the answer known")
+		}
+		if err := os.WriteFile(rc, []byte("prefix=/elsewhere\n"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		if got := memoLookups(spec).Command; got != spec.Command {
+			t.Fatalf("after writing %s: still memoised as %s", rc, got)
+		}
+	}
+}
