@@ -92,6 +92,9 @@ type event struct {
 	// before its hooks could run.
 	failure string
 	res     *protocol.Result // finish: the answer, rendered for the harness
+	// warm: the session's hooks are to be prewarmed once the event is answered
+	// (warmSession), so their start-ups do not compete with this event's own hooks.
+	warm bool
 }
 
 // log is the per-event logger: it carries the ids that join the operational and audit
@@ -120,6 +123,9 @@ func (e *engine) handle(x *event) (*event, error) {
 		if err := s.run(e, x); err != nil {
 			return nil, err
 		}
+	}
+	if x.warm {
+		e.warm(x.snap, x.env, x.h, x.project, e.hookDir(x.h.Cwd, x.project), x.d.FromClaudeCode)
 	}
 	if ce := e.log.Check(zap.DebugLevel, "event answered"); ce != nil {
 		ce.Write(zap.String("event", x.ev.Name), zap.String("decision_id", x.d.ID), zap.Int("hooks", len(x.d.Parts)), zap.Int("exit_code", x.res.ExitCode))

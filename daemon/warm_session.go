@@ -79,9 +79,7 @@ func warmSession(e *engine, x *event) {
 	if warmed.EffortEvents[x.ev.Name] {
 		e.warmed.NoteEffort(x.env)
 	}
-	if x.ev.Name != "SessionEnd" && e.warmed.First(x.h.SessionID, x.ev.Name == "SessionStart") {
-		e.warm(x.snap, x.env, x.h, x.project, e.hookDir(x.h.Cwd, x.project), x.d.FromClaudeCode)
-	}
+	x.warm = x.ev.Name != "SessionEnd" && e.warmed.First(x.h.SessionID, x.ev.Name == "SessionStart")
 }
 
 // warm prewarms the command hooks of the session's frequent events with the directory

@@ -944,8 +944,10 @@ func (p *Pool) Warm(spec ProcSpec) {
 	go func() {
 		defer p.wg.Done()
 		if !p.opts.NoMemoLookups && strings.Contains(spec.Command, "$(") {
-			analyze(spec) // learns the lookups' answers (waiting for one under way), so that
-			spec = memoLookups(spec) // the spare is the command its events will run
+			// Learn the lookups' answers (waiting for one under way), so that the spare is
+			// the command its events will run.
+			analyze(spec)
+			spec = memoLookups(spec)
 		}
 		if wk := p.key(spec, true); wk != nil {
 			p.mu.Lock()
