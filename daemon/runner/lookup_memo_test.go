@@ -5,6 +5,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -134,4 +135,39 @@ func TestMemoLookupsNpmrcEdit(t *testing.T) {
 			t.Fatalf("after writing %s: still memoised as %s", rc, got)
 		}
 	}
+}
+
+// FuzzMemoLookups: whatever the command, a rewrite is the command sh would run — its words,
+// as the analysis's parser (mvdan.cc/sh) reads them with no substitution allowed, are the
+// words of the original with the lookup's answer in place — and there is no lookup left
+// in it. The answer is fixed and known (the cache is primed), with characters that need
+// quoting.
+func FuzzMemoLookups(f *testing.F) {
+	for _, s := range []string{
+		`node $(npm root -g)/pkg/hook.js`, `node "$(npm root -g)/pkg/hook.js"`, `X=1 node "$(npm root --global)"/a "$(npm root -g)"`,
+		`node $(npm root -g)/a | cat`, "node `npm root -g`/a", `node "$(npm root -g)"'/x'"$HOME"`, `node $(npm root -g) $(npm root -g)`,
+	} {
+		f.Add(s)
+	}
+	dir := f.TempDir()
+	root := dir + `/odd "root" $x \y`
+	env := []string{"PATH=" + dir + "/bin", "HOME=" + dir}
+	for _, cmd := range []string{"npm root -g", "npm root --global"} {
+		storeLookup(lookupKey(cmd, env, dir), lookupEntry{val: root, at: time.Now().Add(time.Hour)})
+	}
+	lookup := func(cmd string) (string, bool) { return root, lookupCommands[cmd] }
+	f.Fuzz(func(t *testing.T, cmd string) {
+		got := memoLookups(ProcSpec{Command: cmd, Dir: dir, Env: env}).Command
+		if got == cmd {
+			return
+		}
+		want, ok := shellWords(cmd, env, lookup)
+		if !ok {
+			t.Fatalf("rewrote %q, which the analysis does not accept, to %q", cmd, got)
+		}
+		words, ok := shellWords(got, env, nil)
+		if !ok || !slices.Equal(words, want) {
+			t.Fatalf("%q → %q: words %q (ok %v), want %q", cmd, got, words, ok, want)
+		}
+	})
 }
