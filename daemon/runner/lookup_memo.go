@@ -24,22 +24,28 @@ import (
 func MemoLookups() bool { return os.Getenv("HOOKD_MEMO_LOOKUPS") != "off" }
 
 // memoLookups returns spec with its lookup substitutions replaced by their known answers,
-// or spec unchanged.
-func memoLookups(spec ProcSpec) ProcSpec {
+// or spec unchanged. With wait, it waits for a lookup under way or runs it (Pool.Warm);
+// without, an answer not known yet leaves spec as written (Pool.Run: an event never waits).
+func memoLookups(spec ProcSpec, wait bool) ProcSpec {
 	if spec.Args != nil || !strings.Contains(spec.Command, "$(") {
 		return spec
 	}
-	known := true
-	lookup := func(cmd string) (string, bool) {
-		v, err := runLookupCached(cmd, spec.Env, spec.Dir, false)
-		known = known && err == nil
-		return v, err == nil
-	}
-	if _, ok := shellWords(spec.Command, spec.Env, lookup); !ok || !known {
+	call, ok := simpleCall(spec.Command)
+	if !ok {
 		return spec
 	}
-	f, err := syntax.NewParser(syntax.Variant(syntax.LangPOSIX)).Parse(strings.NewReader(spec.Command), "")
-	if err != nil {
+	answers := map[string]string{}
+	lookup := func(cmd string) (string, bool) {
+		v, err := runLookupCached(cmd, spec.Env, spec.Dir, wait)
+		if err != nil {
+			return "", false
+		}
+		answers[cmd] = v
+		return v, true
+	}
+	// The analysis's words accept the command only if every substitution in it is a lookup
+	// whose answer is now in answers.
+	if _, ok := callWords(call, spec.Env, lookup); !ok {
 		return spec
 	}
 	type edit struct {
@@ -47,8 +53,7 @@ func memoLookups(spec ProcSpec) ProcSpec {
 		text     string
 	}
 	var edits []edit
-	ok := true
-	syntax.Walk(f, func(n syntax.Node) bool {
+	syntax.Walk(call, func(n syntax.Node) bool {
 		var parts []syntax.WordPart
 		quoted := false
 		switch n := n.(type) {
@@ -64,10 +69,10 @@ func memoLookups(spec ProcSpec) ProcSpec {
 			if !isSubst {
 				continue
 			}
-			cmd, isLookup := lookupText(cs)
-			v, err := runLookupCached(cmd, spec.Env, spec.Dir, false)
+			cmd, _ := lookupText(cs)
+			v, known := answers[cmd]
 			text, safe := quoteFor(v, quoted)
-			if !isLookup || err != nil || !safe {
+			if !known || !safe {
 				ok = false
 				return false
 			}

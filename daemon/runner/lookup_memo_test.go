@@ -46,7 +46,7 @@ func TestMemoLookupsRewrite(t *testing.T) {
 			{`printf '<%s>' plain`, false},
 		} {
 			spec := ProcSpec{Command: c.cmd, Dir: dir, Env: env}
-			got := memoLookups(spec).Command
+			got := memoLookups(spec, false).Command
 			if (got != c.cmd) != c.memo {
 				t.Errorf("root %q: %s → %s (memoised: %v, want %v)", root, c.cmd, got, got != c.cmd, c.memo)
 				continue
@@ -80,7 +80,7 @@ func shOut(t *testing.T, cmd string, env []string, dir string) string {
 func TestMemoLookupsUnknownAnswer(t *testing.T) {
 	dir, env, _ := fakeNpm(t, "")
 	spec := ProcSpec{Command: "node $(npm root -g)/pkg/hook.js", Dir: dir, Env: append(env, "UNIQUE="+t.Name())}
-	if got := memoLookups(spec).Command; got != spec.Command {
+	if got := memoLookups(spec, false).Command; got != spec.Command {
 		t.Fatalf("memoised with no answer known: %s", got)
 	}
 }
@@ -125,13 +125,13 @@ func TestMemoLookupsNpmrcEdit(t *testing.T) {
 	spec := ProcSpec{Command: "node $(npm root -g)/pkg/hook.js", Dir: filepath.Join(dir, "groot"), Env: env}
 	for _, rc := range []string{filepath.Join(dir, ".npmrc"), filepath.Join(dir, "groot", ".npmrc")} { // HOME=dir
 		primeLookup(t, env, spec.Dir)
-		if got := memoLookups(spec).Command; got == spec.Command {
+		if got := memoLookups(spec, false).Command; got == spec.Command {
 			t.Fatalf("not memoised with the answer known")
 		}
 		if err := os.WriteFile(rc, []byte("prefix=/elsewhere\n"), 0o644); err != nil {
 			t.Fatal(err)
 		}
-		if got := memoLookups(spec).Command; got != spec.Command {
+		if got := memoLookups(spec, false).Command; got != spec.Command {
 			t.Fatalf("after writing %s: still memoised as %s", rc, got)
 		}
 	}
@@ -157,7 +157,7 @@ func FuzzMemoLookups(f *testing.F) {
 	}
 	lookup := func(cmd string) (string, bool) { return root, lookupCommands[cmd] }
 	f.Fuzz(func(t *testing.T, cmd string) {
-		got := memoLookups(ProcSpec{Command: cmd, Dir: dir, Env: env}).Command
+		got := memoLookups(ProcSpec{Command: cmd, Dir: dir, Env: env}, false).Command
 		if got == cmd {
 			return
 		}

@@ -11,7 +11,6 @@ import (
 	"os/exec"
 	"slices"
 	"strconv"
-	"strings"
 	"sync"
 	"sync/atomic"
 	"syscall"
@@ -281,7 +280,7 @@ func (p *Pool) Run(ctx context.Context, spec ProcSpec) ProcResult {
 		return p.workers.run(ctx, spec)
 	}
 	if !p.opts.NoMemoLookups {
-		spec = memoLookups(spec)
+		spec = memoLookups(spec, false)
 	}
 	if spec.Prewarm == PrewarmOff || p.opts.NoPrewarm {
 		return p.cold.Run(ctx, spec)
@@ -943,11 +942,10 @@ func (p *Pool) Warm(spec ProcSpec) {
 	p.mu.Unlock()
 	go func() {
 		defer p.wg.Done()
-		if !p.opts.NoMemoLookups && strings.Contains(spec.Command, "$(") {
-			// Learn the lookups' answers (waiting for one under way), so that the spare is
-			// the command its events will run.
-			analyze(spec)
-			spec = memoLookups(spec)
+		if !p.opts.NoMemoLookups {
+			// Waiting for the lookups' answers, so that the spare is the command its events
+			// will run.
+			spec = memoLookups(spec, true)
 		}
 		if wk := p.key(spec, true); wk != nil {
 			p.mu.Lock()

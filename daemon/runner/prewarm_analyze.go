@@ -506,6 +506,16 @@ func looseWords(words []string, spec ProcSpec) string {
 // with mvdan.cc/sh (POSIX dialect), the parser the permission rules and the zygote use,
 // so the three agree on what a command is.
 func shellWords(s string, env []string, lookup lookupFunc) ([]string, bool) {
+	call, ok := simpleCall(s)
+	if !ok {
+		return nil, false
+	}
+	return callWords(call, env, lookup)
+}
+
+// simpleCall parses s and returns its one simple command: no operators, redirections or
+// comments (shellWords).
+func simpleCall(s string) (*syntax.CallExpr, bool) {
 	f, err := syntax.NewParser(syntax.Variant(syntax.LangPOSIX), syntax.KeepComments(true)).Parse(strings.NewReader(s), "")
 	if err != nil || len(f.Stmts) != 1 || len(f.Last) > 0 {
 		return nil, false
@@ -515,7 +525,13 @@ func shellWords(s string, env []string, lookup lookupFunc) ([]string, bool) {
 	if !ok || st.Negated || st.Background || st.Coprocess || len(st.Redirs) > 0 || len(st.Comments) > 0 {
 		return nil, false
 	}
+	return call, true
+}
+
+// callWords is the words of a simple command, assignments first (shellWords).
+func callWords(call *syntax.CallExpr, env []string, lookup lookupFunc) ([]string, bool) {
 	var words []string
+	var ok bool
 	for _, a := range call.Assigns {
 		if a.Append || a.Array != nil || a.Index != nil || a.Naked || a.Name == nil {
 			return nil, false
