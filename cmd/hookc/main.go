@@ -20,8 +20,9 @@
 // hookc is started for every hook event, so its start-up is the product: it imports only
 // the standard library and protocol/lite, hookd's wire contract without encoding/json,
 // reflect, net, context or fmt (docs/performance.md, "hookc"). It parses its flags by hand
-// (flags.go, checked against package flag by a test), talks to the socket with blocking
-// system calls, and starts no goroutine or timer on the way of an answered event.
+// (flags.go, checked against package flag by a test), and starts no goroutine on the way
+// of an answered event: it waits for the answer in the runtime's poller (lite.Conn), where
+// a blocking read would keep the runtime's sysmon thread polling.
 package main
 
 import (

@@ -4,16 +4,23 @@ package lite
 
 import (
 	"errors"
+	"io"
+	"os"
 	"syscall"
 	"time"
 )
 
-// Conn is a blocking connection to the daemon's Unix socket, made with plain system
-// calls: no net package, no runtime network poller, no goroutine or timer. A deadline
-// (SetDeadline) bounds the whole exchange: each read and write gets what is left of it
-// as SO_RCVTIMEO/SO_SNDTIMEO.
+// Conn is a connection to the daemon's Unix socket, made with plain system calls and
+// without the net package: the socket is connected blocking, then made non-blocking and
+// wrapped in an *os.File, so that reads and writes wait in the runtime's poller (the one
+// os uses for pipes) — no goroutine, and the waiting goroutine parks instead of sitting
+// in a blocking read. That matters for hookc, which waits for the hooks most of its
+// life: a goroutine in a blocking system call keeps its P, and the runtime's sysmon
+// thread wakes every 20 µs or more (~58 times) until it retakes it after 10 ms; parked,
+// the P goes idle at once and sysmon sleeps (docs/performance.md, "hookc"). A deadline
+// (SetDeadline) bounds the whole exchange: every read and write waits at most until it.
 type Conn struct {
-	fd       int
+	f        *os.File
 	deadline time.Time
 	buf      []byte // read ahead: buf[off:] is not yet returned
 	off      int
@@ -23,6 +30,11 @@ type Conn struct {
 // Dial connects to the daemon's socket. The socket must pass CheckSocket before, and
 // its listener CheckPeer after, connecting; otherwise nothing is sent and the error
 // wraps ErrUntrustedSocket. Every failure wraps ErrUnreachable.
+//
+// connect(2) runs on the blocking socket, as it did before the poller: a Unix socket
+// connects at once unless the listener's backlog is full, and then a blocking connect
+// waits for room where a non-blocking one fails with EAGAIN (Linux), which is not
+// EINPROGRESS and cannot be waited for with the poller.
 func Dial(path string) (*Conn, error) {
 	if err := CheckSocket(path); err != nil {
 		return nil, err
@@ -45,17 +57,32 @@ func Dial(path string) (*Conn, error) {
 		syscall.Close(fd)
 		return nil, err
 	}
-	return &Conn{fd: fd}, nil
+	if err := syscall.SetNonblock(fd, true); err != nil {
+		syscall.Close(fd)
+		return nil, unreachable(path, err)
+	}
+	// A non-blocking descriptor given to os.NewFile is registered with the poller; if
+	// that failed (it does not for a socket), SetDeadline says so, and reads would
+	// fail at once with EAGAIN instead of waiting.
+	f := os.NewFile(uintptr(fd), path)
+	if err := f.SetDeadline(time.Time{}); err != nil {
+		f.Close()
+		return nil, unreachable(path, errors.New("runtime poller: "+err.Error()))
+	}
+	return &Conn{f: f}, nil
 }
 
 // SetBuffer gives the connection b's memory to read into (before the first read).
 func (c *Conn) SetBuffer(b []byte) { c.buf, c.off = b[:0], 0 }
 
 // Close closes the connection.
-func (c *Conn) Close() error { return syscall.Close(c.fd) }
+func (c *Conn) Close() error { return c.f.Close() }
 
 // SetDeadline sets the deadline of every following read and write (zero: none).
-func (c *Conn) SetDeadline(t time.Time) { c.deadline = t }
+func (c *Conn) SetDeadline(t time.Time) {
+	c.deadline = t
+	_ = c.f.SetDeadline(t) // fails only on a closed Conn, whose reads then fail
+}
 
 // Expired reports whether the deadline has passed (what a context with the same
 // deadline would report as "context deadline exceeded").
@@ -64,38 +91,23 @@ func (c *Conn) Expired() bool { return !c.deadline.IsZero() && !time.Now().Befor
 // ErrTimeout is the error of a read or write that ran into the deadline.
 var ErrTimeout = errors.New("i/o timeout")
 
-// arm gives the next blocking call what is left of the deadline.
-func (c *Conn) arm(opt int) error {
-	if c.deadline.IsZero() {
-		return nil
+// ioError is the error of a read or write as the blocking calls gave it: the system
+// call's error without os's "read <path>: " (hookc's messages name neither), a deadline
+// as "<op>: i/o timeout" wrapping ErrTimeout.
+func ioError(op string, err error) error {
+	if pe, ok := err.(*os.PathError); ok {
+		err = pe.Err
 	}
-	d := time.Until(c.deadline)
-	if d <= 0 {
-		return ErrTimeout
+	if errors.Is(err, os.ErrDeadlineExceeded) {
+		return wrap(op+": "+ErrTimeout.Error(), ErrTimeout)
 	}
-	if d < time.Microsecond {
-		d = time.Microsecond // a zero timeval would mean no timeout at all
-	}
-	tv := syscall.NsecToTimeval(d.Nanoseconds())
-	return syscall.SetsockoptTimeval(c.fd, syscall.SOL_SOCKET, opt, &tv)
+	return err
 }
 
 // Write writes all of p; its error reads "write: …" like protocol's Client.
 func (c *Conn) Write(p []byte) error {
-	for len(p) > 0 {
-		if err := c.arm(syscall.SO_SNDTIMEO); err != nil {
-			return wrap("write: "+err.Error(), err)
-		}
-		n, err := syscall.Write(c.fd, p)
-		switch {
-		case err == syscall.EINTR:
-			continue
-		case err == syscall.EAGAIN:
-			return wrap("write: "+ErrTimeout.Error(), ErrTimeout)
-		case err != nil:
-			return err
-		}
-		p = p[n:]
+	if _, err := c.f.Write(p); err != nil {
+		return ioError("write", err)
 	}
 	return nil
 }
@@ -140,19 +152,12 @@ func (c *Conn) ReadLine(max int) ([]byte, error) {
 			scanned -= c.off
 			c.buf, c.off = nb, 0
 		}
-		if err := c.arm(syscall.SO_RCVTIMEO); err != nil {
-			return nil, wrap("read: "+err.Error(), err)
-		}
-		n, err := syscall.Read(c.fd, c.buf[len(c.buf):cap(c.buf)])
+		n, err := c.f.Read(c.buf[len(c.buf):cap(c.buf)])
 		switch {
-		case err == syscall.EINTR:
-			continue
-		case err == syscall.EAGAIN:
-			return nil, wrap("read: "+ErrTimeout.Error(), ErrTimeout)
-		case err != nil:
-			return nil, err
-		case n == 0:
+		case err == io.EOF:
 			c.eof = true
+		case err != nil:
+			return nil, ioError("read", err)
 		}
 		c.buf = c.buf[:len(c.buf)+n]
 	}
