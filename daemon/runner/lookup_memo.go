@@ -6,14 +6,16 @@ import (
 	"strings"
 
 	"mvdan.cc/sh/v3/syntax"
+
+	"github.com/hookd/hookd/daemon/runner/lookup"
 )
 
 // Memoised lookups (issue 26). A hook written `node $(npm root -g)/pkg/hook.js` runs npm
 // on every event only to learn a directory: ~190 ms of CPU, 60 % of sensitive-canary's
 // hook. Where the prewarm analysis accepts the command (one simple command whose only
 // substitution is a lookup of lookupCommands: prewarm_subst.go) and the lookup's answer is
-// known (lookupCache: asked by hookd with the hook's environment and directory, at most
-// lookupTTL ago, keyed by what npm's answer depends on), Pool.Run runs the command with the
+// known (package lookup: asked by hookd with the hook's environment and directory, at most
+// lookup.TTL ago, keyed by what npm's answer depends on), Pool.Run runs the command with the
 // answer in the substitution's place, quoted — `node '/usr/lib/node_modules'/pkg/hook.js`
 // — through the same shell, environment and directory. The hook gets the same path, input
 // and environment; what no longer happens at the event is npm itself, whose one trace is
@@ -36,7 +38,7 @@ func memoLookups(spec ProcSpec, wait bool) ProcSpec {
 	}
 	answers := map[string]string{}
 	lookup := func(cmd string) (string, bool) {
-		v, err := runLookupCached(cmd, spec.Env, spec.Dir, wait)
+		v, err := lookup.Cached(cmd, spec.Env, spec.Dir, wait)
 		if err != nil {
 			return "", false
 		}

@@ -9,13 +9,15 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/hookd/hookd/daemon/runner/lookup"
 )
 
 // primeLookup makes the answer of `npm root -g` for env and dir known, as an analysis does.
 func primeLookup(t *testing.T, env []string, dir string) {
 	t.Helper()
 	for _, cmd := range []string{"npm root -g", "npm root --global"} {
-		if _, err := runLookupCached(cmd, env, dir, true); err != nil {
+		if _, err := lookup.Cached(cmd, env, dir, true); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -83,6 +85,8 @@ func TestMemoLookupsUnknownAnswer(t *testing.T) {
 	if got := memoLookups(spec, false).Command; got != spec.Command {
 		t.Fatalf("memoised with no answer known: %s", got)
 	}
+	// It asked npm in the background; that npm writes in dir, which the test removes.
+	poll(t, 30*time.Second, "the background lookup's end", func() bool { return !lookup.Running("npm root -g", spec.Env, dir) })
 }
 
 // TestPoolMemoisesLookup: through the pool, a hook written node $(npm root -g)/… runs npm
@@ -153,7 +157,7 @@ func FuzzMemoLookups(f *testing.F) {
 	root := dir + `/odd "root" $x \y`
 	env := []string{"PATH=" + dir + "/bin", "HOME=" + dir}
 	for _, cmd := range []string{"npm root -g", "npm root --global"} {
-		storeLookup(lookupKey(cmd, env, dir), lookupEntry{val: root, at: time.Now().Add(time.Hour)})
+		lookup.Seed(cmd, env, dir, root, time.Hour)
 	}
 	lookup := func(cmd string) (string, bool) { return root, lookupCommands[cmd] }
 	f.Fuzz(func(t *testing.T, cmd string) {

@@ -2,17 +2,16 @@ package runner
 
 import (
 	"bufio"
-	"crypto/sha256"
 	"errors"
 	"io"
 	"os"
 	"path/filepath"
 	"regexp"
 	"strings"
-	"syscall"
 
 	"mvdan.cc/sh/v3/syntax"
 
+	"github.com/hookd/hookd/daemon/runner/lookup"
 	"github.com/hookd/hookd/daemon/runner/osproc"
 )
 
@@ -128,9 +127,7 @@ func (i *scriptInfo) fresh(full bool) bool {
 	if full {
 		return fingerprint(i.script) == i.fp
 	}
-	fp := statFP(i.script)
-	fp.sum = i.fp.sum
-	return fp == i.fp
+	return statFP(i.script).SameStat(i.fp)
 }
 
 // warmAhead reports whether a safe hook is prewarmed before its first event (Pool.Warm).
@@ -140,39 +137,12 @@ func (i *scriptInfo) same(o *scriptInfo) bool { return i.script == o.script && i
 
 func (i *scriptInfo) matches(fp fileFP) bool { return i.script == "" || fp == i.fp }
 
-// fileFP identifies one version of a file. ctime cannot be set by a user, so an edit
-// that restores the mtime is still seen; the hash catches file systems with coarse times.
-type fileFP struct {
-	missing      bool
-	regular      bool
-	dev, ino     uint64
-	size         int64
-	mtime, ctime int64
-	sum          [32]byte
-}
+// fileFP identifies one version of a file (osproc.FileFP).
+type fileFP = osproc.FileFP
 
-func fingerprint(path string) fileFP {
-	fp := statFP(path)
-	if !fp.missing && fp.regular && fp.size <= maxHashBytes {
-		if b, err := os.ReadFile(path); err == nil {
-			fp.sum = sha256.Sum256(b)
-		}
-	}
-	return fp
-}
+func fingerprint(path string) fileFP { return osproc.Fingerprint(path, maxHashBytes) }
 
-func statFP(path string) fileFP {
-	fi, err := os.Stat(path)
-	if err != nil {
-		return fileFP{missing: true}
-	}
-	fp := fileFP{size: fi.Size(), mtime: fi.ModTime().UnixNano(), regular: fi.Mode().IsRegular()}
-	if st, ok := fi.Sys().(*syscall.Stat_t); ok {
-		fp.dev, fp.ino = uint64(st.Dev), uint64(st.Ino)
-		fp.ctime = osproc.Ctime(st)
-	}
-	return fp
-}
+func statFP(path string) fileFP { return osproc.StatFP(path) }
 
 // AnalyzeCommand reports whether hookd would prewarm spec by default, why not, and the
 // file whose changes invalidate its prewarmed processes.
@@ -194,8 +164,8 @@ func analyzeFor(spec ProcSpec, wait bool) *scriptInfo {
 		var ok bool
 		var lookupErr string
 		lookup := func(cmd string) (string, bool) {
-			v, err := runLookupCached(cmd, spec.Env, spec.Dir, wait)
-			info.pending = info.pending || errors.Is(err, errLookupPending)
+			v, err := lookup.Cached(cmd, spec.Env, spec.Dir, wait)
+			info.pending = info.pending || errors.Is(err, lookup.ErrPending)
 			if err != nil {
 				lookupErr = "$(" + cmd + ") gave no usable path: " + err.Error()
 			}

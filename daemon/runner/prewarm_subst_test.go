@@ -9,6 +9,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/hookd/hookd/daemon/runner/lookup"
 )
 
 func TestShellWordsLookup(t *testing.T) {
@@ -196,7 +198,7 @@ func TestPoolNpmRootWarm(t *testing.T) {
 			// The first event ran cold without waiting for the analysis's own npm root -g,
 			// which goes on in the background; the next event finds its answer.
 			poll(t, 30*time.Second, "the lookup's answer", func() bool {
-				_, err := runLookupCached("npm root -g", env, dir, false)
+				_, err := lookup.Cached("npm root -g", env, dir, false)
 				return err == nil
 			})
 			continue
@@ -236,10 +238,7 @@ func TestPoolEventNeverWaitsForLookup(t *testing.T) {
 	if r.ExitCode != 2 || !strings.Contains(string(r.Stdout), `"n":0`) {
 		t.Fatalf("cold run: %+v", r)
 	}
-	lookupCache.Lock()
-	_, running := lookupCache.inflight[lookupKey("npm root -g", env, dir)]
-	lookupCache.Unlock()
-	if !running { // an event that waited would have seen the lookup end (its 10 s timeout)
+	if !lookup.Running("npm root -g", env, dir) { // an event that waited would have seen the lookup end (its 10 s timeout)
 		t.Fatal("the event was answered after the analysis's lookup ended, not while it ran")
 	}
 	if n := stat(p, "spawned"); n != 0 {
@@ -254,24 +253,5 @@ func TestPoolEventNeverWaitsForLookup(t *testing.T) {
 	waitIdle(t, p, 1) // the Warm waited for the lookup under way, then prewarmed
 	if b, _ := os.ReadFile(filepath.Join(dir, "calls")); strings.Count(string(b), "analysis") != 1 {
 		t.Fatalf("the analysis ran npm %d times, want once: the Warm did not wait for the lookup under way", strings.Count(string(b), "analysis"))
-	}
-}
-
-func TestLookupCacheBounded(t *testing.T) {
-	t.Cleanup(func() {
-		lookupCache.Lock()
-		clear(lookupCache.m)
-		lookupCache.Unlock()
-	})
-	start := time.Now()
-	storeLookup("first", lookupEntry{val: "/a", at: start.Add(-time.Second)})
-	for i := range lookupCacheMax + 10 {
-		storeLookup("k"+strconv.Itoa(i), lookupEntry{val: "/b", at: start.Add(time.Duration(i))})
-	}
-	lookupCache.Lock()
-	n, kept := len(lookupCache.m), lookupCache.m["first"].val
-	lookupCache.Unlock()
-	if n != lookupCacheMax || kept != "" {
-		t.Fatalf("%d answers kept (want %d), oldest kept: %v", n, lookupCacheMax, kept != "")
 	}
 }

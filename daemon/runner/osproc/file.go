@@ -1,6 +1,7 @@
 package osproc
 
 import (
+	"crypto/sha256"
 	"fmt"
 	"io"
 	"io/fs"
@@ -60,4 +61,56 @@ func FileKind(m fs.FileMode) string {
 		return "a regular file"
 	}
 	return "not a regular file"
+}
+
+// FileFP identifies one version of a file. ctime cannot be set by a user, so an edit that
+// restores the mtime is still seen; the hash catches file systems with coarse times.
+type FileFP struct {
+	missing      bool
+	regular      bool
+	dev, ino     uint64
+	size         int64
+	mtime, ctime int64
+	sum          [32]byte
+}
+
+// Fingerprint is StatFP with, for a regular file of at most maxHash bytes, its sha256.
+func Fingerprint(path string, maxHash int64) FileFP {
+	fp := StatFP(path)
+	if !fp.missing && fp.regular && fp.size <= maxHash {
+		if b, err := os.ReadFile(path); err == nil {
+			fp.sum = sha256.Sum256(b)
+		}
+	}
+	return fp
+}
+
+// StatFP is path's identity and times, following symbolic links; a file that cannot be
+// stat'ed is "missing".
+func StatFP(path string) FileFP {
+	fi, err := os.Stat(path)
+	if err != nil {
+		return FileFP{missing: true}
+	}
+	fp := FileFP{size: fi.Size(), mtime: fi.ModTime().UnixNano(), regular: fi.Mode().IsRegular()}
+	if st, ok := fi.Sys().(*syscall.Stat_t); ok {
+		fp.dev, fp.ino = uint64(st.Dev), uint64(st.Ino)
+		fp.ctime = Ctime(st)
+	}
+	return fp
+}
+
+// Missing reports whether the file could not be stat'ed.
+func (fp FileFP) Missing() bool { return fp.missing }
+
+// String is the stat part of fp (no hash), for keys.
+func (fp FileFP) String() string {
+	return fmt.Sprintf("%v:%d:%d:%d:%d", fp.missing, fp.ino, fp.size, fp.mtime, fp.ctime)
+}
+
+// SameStat reports whether fp and o are the same but for the hash: o's file unchanged by
+// stat alone.
+func (fp FileFP) SameStat(o FileFP) bool {
+	fp.sum = o.sum
+	return fp == o
 }
