@@ -196,12 +196,18 @@ type PrewarmStatus struct {
 	DiedWaiting uint64 `json:"died_waiting"` // processes that exited before their event
 	ReapedIdle  uint64 `json:"reaped_idle"`  // processes killed after the idle timeout
 	Evicted     uint64 `json:"evicted"`      // idle processes of a less recently used key killed to make room under Total
-	Idle        int    `json:"idle"`         // processes waiting now
-	Starting    int    `json:"starting"`     // processes being started now
-	Keys        int    `json:"keys"`         // distinct hook commands being prewarmed
-	PerKey      int    `json:"per_key"`      // limit per key
-	Total       int    `json:"total"`        // limit over all keys
-	IdleTimeout string `json:"idle_timeout"`
+	// Background counts processes started at the lowest CPU priority and given a native
+	// hook's back once waiting (Linux, sched_autogroup); LateRestores, those an event took
+	// while the kernel's rate limit still refused the change back (at most ~110 ms at the
+	// low priority). docs/performance.md, "Spares boot in the background".
+	Background   uint64 `json:"background,omitempty"`
+	LateRestores uint64 `json:"late_restores,omitempty"`
+	Idle         int    `json:"idle"`     // processes waiting now
+	Starting     int    `json:"starting"` // processes being started now
+	Keys         int    `json:"keys"`     // distinct hook commands being prewarmed
+	PerKey       int    `json:"per_key"`  // limit per key
+	Total        int    `json:"total"`    // limit over all keys
+	IdleTimeout  string `json:"idle_timeout"`
 }
 
 // WorkerStatus describes the persistent workers: hooks configured to run once and

@@ -110,6 +110,8 @@ type PoolOptions struct {
 	// session (BENCHMARKS.md): 25 ms → 250 ms took six prewarmed Python hooks from ≈75
 	// to ≈26 ms per event [250ms; negative: none].
 	// The key's next event starts a waiting replacement at once.
+	// Where spares boot in the background (background.go) they need no delay: unset, it
+	// is none there.
 	RefillDelay time.Duration
 	// NoPrewarm runs every hook cold (workers still run as workers): for one-shot use such
 	// as `hookd run`, where a prewarmed process would be started only to be killed.
@@ -120,6 +122,10 @@ type PoolOptions struct {
 	// NoWarmAhead prewarms a safe Node hook only after its first event, as for other
 	// hooks, not when its session starts (Warm).
 	NoWarmAhead bool
+	// NoBackground starts spares at normal priority, after RefillDelay, even where the
+	// kernel would let them start at the lowest (background.go). Set by
+	// HOOKD_PREWARM_BACKGROUND=off.
+	NoBackground bool
 	// NoMemoLookups runs a hook whose only substitution is a lookup such as $(npm root -g)
 	// as written, not with the lookup's known answer in its place (lookup_memo.go). Set
 	// by HOOKD_MEMO_LOOKUPS=off.
@@ -166,7 +172,8 @@ type Pool struct {
 	log     *zap.Logger
 	cold    ExecRunner
 	workers *workerSet
-	zyg     *zygote.Manager // nil with NoPrewarm or NoZygote
+	zyg     *zygote.Manager         // nil with NoPrewarm or NoZygote
+	bg      *osproc.SessionPriority // nil: spares start at normal priority (background.go)
 
 	mu     sync.Mutex
 	keys   map[string]*warmKey
@@ -223,6 +230,8 @@ type warmProc struct {
 	fp    fileFP // of key.info.script when started
 	ready time.Time
 	state procState // guarded by Pool.mu
+	// lowered is set before the spare is idle, read when an event takes it.
+	lowered *osproc.Lowered // nil: started at normal priority (background.go)
 }
 
 type procState int8
@@ -238,10 +247,20 @@ const (
 type poolStats struct {
 	hits, misses, fallbacks, spawned, discarded, died, reaped, evicted, spawnErrors atomic.Uint64
 	forked, zygoteCold, rerunCold                                                   atomic.Uint64
+	background, lateRestores                                                        atomic.Uint64
 }
 
 // NewPool returns a pool; call Close when done.
 func NewPool(o PoolOptions) *Pool {
+	// Spares boot in the background where they can (background.go), with no RefillDelay
+	// unless one is asked for.
+	var bg *osproc.SessionPriority
+	if !o.NoPrewarm && !o.NoBackground && BackgroundStarts() {
+		bg = osproc.NewSessionPriority()
+	}
+	if bg != nil && o.RefillDelay == 0 {
+		o.RefillDelay = -1
+	}
 	o.defaults()
 	// HOOKD_PREWARM_AHEAD=off: no safe Node hook is prewarmed before its first event
 	// (Warm); the corpus benchmark's comparison row, and a way out. HOOKD_MEMO_LOOKUPS=off:
@@ -249,7 +268,7 @@ func NewPool(o PoolOptions) *Pool {
 	o.NoWarmAhead = o.NoWarmAhead || !WarmAhead()
 	o.NoMemoLookups = o.NoMemoLookups || !MemoLookups()
 	p := &Pool{
-		opts: o, log: o.Logger, cold: ExecRunner{WaitDelay: o.WaitDelay},
+		opts: o, log: o.Logger, cold: ExecRunner{WaitDelay: o.WaitDelay}, bg: bg,
 		keys: map[string]*warmKey{}, hooks: map[string]hookSeen{}, stop: make(chan struct{}),
 		owners: map[string]*sessionOwner{}, ended: map[string]time.Time{},
 	}
@@ -428,6 +447,9 @@ const pipeAtomic = 4096
 // reports false, having killed the process, when the process was gone before it could
 // receive the payload: it never saw the event, and the caller runs it cold.
 func (p *Pool) use(ctx context.Context, wp *warmProc, spec ProcSpec, start time.Time) (ProcResult, bool) {
+	if !p.restoreForEvent(wp) {
+		return ProcResult{}, false
+	}
 	payload := spec.Stdin
 	n := min(len(payload), pipeAtomic)
 	if n > 0 {
@@ -480,7 +502,7 @@ func (p *Pool) refillLocked(wk *warmKey, delay time.Duration) {
 		p.total++
 		p.wg.Add(1)
 		var kick chan struct{}
-		if delay > 0 {
+		if delay > 0 || (p.bg != nil && p.bg.Limited()) {
 			// Created here, under the lock, so that an event arriving before the goroutine
 			// runs can still hurry it.
 			if wk.kick == nil {
@@ -518,12 +540,30 @@ func (p *Pool) evictLocked(wk *warmKey) bool {
 // delay unless the key's next event asks for it sooner.
 func (p *Pool) spawn(wk *warmKey, delay time.Duration, kick <-chan struct{}) {
 	defer p.wg.Done()
+	kicked := false
 	if delay > 0 {
 		t := time.NewTimer(delay)
 		select {
 		case <-t.C:
 		case <-kick:
+			kicked = true
 		case <-p.stop:
+		}
+		t.Stop()
+	}
+	// In the background, in turn under the rate limit — unless an event waits for it.
+	for p.bg != nil && !kicked {
+		d := p.bg.Wait()
+		if d == 0 {
+			break
+		}
+		t := time.NewTimer(d)
+		select {
+		case <-t.C:
+		case <-kick:
+			kicked = true
+		case <-p.stop:
+			kicked = true // closing: start nothing in the background
 		}
 		t.Stop()
 	}
@@ -551,6 +591,9 @@ func (p *Pool) spawn(wk *warmKey, delay time.Duration, kick <-chan struct{}) {
 	}
 	if err == nil {
 		wp.p, err = startProc(cmd, wk.spec.OutputCap, p.opts.WaitDelay, wk.spec.KeepGroup, func() { p.exited(wp) })
+	}
+	if err == nil && !kicked {
+		p.background(wp)
 	}
 	p.mu.Lock()
 	defer p.mu.Unlock()
@@ -784,6 +827,7 @@ type ZygoteStats struct {
 // PrewarmStats describe prewarmed processes (protocol.PrewarmStatus says what each counts).
 type PrewarmStats struct {
 	Hits, Misses, Fallbacks, Spawned, SpawnErrors, Discarded, DiedWaiting, ReapedIdle, Evicted uint64
+	Background, LateRestores                                                                   uint64
 	Idle, Starting, Keys, PerKey, Total                                                        int
 	IdleTimeout                                                                                string
 }
@@ -810,6 +854,7 @@ func (p *Pool) Stats() Stats {
 			Hits: s.hits.Load(), Misses: s.misses.Load(), Fallbacks: s.fallbacks.Load(),
 			Spawned: s.spawned.Load(), SpawnErrors: s.spawnErrors.Load(), Discarded: s.discarded.Load(),
 			DiedWaiting: s.died.Load(), ReapedIdle: s.reaped.Load(), Evicted: s.evicted.Load(),
+			Background: s.background.Load(), LateRestores: s.lateRestores.Load(),
 			Idle: idle, Starting: starting, Keys: keys,
 			PerKey: p.opts.PerKey, Total: p.opts.Total, IdleTimeout: p.opts.IdleTimeout.String(),
 		},
@@ -910,6 +955,10 @@ func StartsWarm(spec ProcSpec) bool {
 // WarmAhead reports whether safe Node hooks are prewarmed when their session starts:
 // unless HOOKD_PREWARM_AHEAD=off.
 func WarmAhead() bool { return os.Getenv("HOOKD_PREWARM_AHEAD") != "off" }
+
+// BackgroundStarts reports whether spares may start in the background where the kernel
+// allows it (background.go): unless HOOKD_PREWARM_BACKGROUND=off.
+func BackgroundStarts() bool { return os.Getenv("HOOKD_PREWARM_BACKGROUND") != "off" }
 
 // Warm implements Warmer. It prepares, ahead of a hook's first event, only what is free of
 // side effects beyond the hook's own start-up:

@@ -55,6 +55,21 @@ func (c *Child) KillGroup() bool {
 	return err == nil
 }
 
+// SetSessionNice sets the nice value of the child's session group (SessionNiceWorks) if
+// the child is not reaped yet: the child must lead its own session (Setsid), or the whole
+// session it is in is affected. Under the same lock as KillGroup and Reap, so a recycled
+// pid's session is never touched.
+func (c *Child) SetSessionNice(nice int) error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.reaped {
+		return errReaped
+	}
+	return setSessionNice(c.pid, nice)
+}
+
+var errReaped = errors.New("process already reaped")
+
 // Reap waits until the child has exited (without reaping it), kills its group if
 // killGroup — what the hook left running, while the group's number is still the hook's —
 // and then, with no kill possible any more, calls wait, which reaps (exec.Cmd.Wait).

@@ -1,0 +1,149 @@
+package runner
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/hookd/hookd/daemon/runner/osproc"
+)
+
+// backgroundPool is a pool whose spares boot in the background; the kernel must
+// schedule sessions as groups (sched_autogroup), as CI's and most Linux kernels do.
+func backgroundPool(t *testing.T) *Pool {
+	t.Helper()
+	if !osproc.SessionNiceWorks() {
+		t.Skip("this kernel does not schedule sessions as groups (sched_autogroup off or absent): spares start at normal priority, which the other prewarm tests cover")
+	}
+	p := newTestPool(t, PoolOptions{})
+	if p.bg == nil {
+		t.Fatal("spares do not boot in the background although the kernel supports it")
+	}
+	if p.opts.RefillDelay != 0 {
+		t.Fatalf("RefillDelay %v with background starts, want none", p.opts.RefillDelay)
+	}
+	return p
+}
+
+// spinningSpec is a hook that keeps a CPU busy (never asleep) until the file go exists,
+// then reads its event and prints its session's scheduling group, as the kernel reports
+// it to the hook itself.
+func spinningSpec(dir string) ProcSpec {
+	return ProcSpec{
+		Command: `while [ ! -e go ]; do :; done; cat >/dev/null; cat /proc/self/autogroup`,
+		Dir:     dir, Env: testEnv(dir), Timeout: 30 * time.Second, Prewarm: PrewarmOn, HookID: "h", HookRev: "1",
+	}
+}
+
+func TestSpareBootsInBackground(t *testing.T) {
+	p := backgroundPool(t)
+	dir := t.TempDir()
+	spec := spinningSpec(dir)
+	p.Warm(spec)
+	pid := waitIdle(t, p, 1)[0]
+	// While it starts (spins) its session runs at the lowest priority...
+	poll(t, 10*time.Second, "the spare's session at nice 19", func() bool {
+		n, err := osproc.SessionNice(pid)
+		return err == nil && n == osproc.LowestNice
+	})
+	time.Sleep(5 * osproc.IdlePoll) // still spinning: not restored
+	if n, err := osproc.SessionNice(pid); err != nil || n != osproc.LowestNice {
+		t.Fatalf("spinning spare's session nice = %d, %v; want %d until it waits for its event", n, err, osproc.LowestNice)
+	}
+	// ...and once it waits for its event, at a natively started hook's.
+	if err := os.WriteFile(filepath.Join(dir, "go"), nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	poll(t, 10*time.Second, "the waiting spare's session back at nice 0", func() bool {
+		n, err := osproc.SessionNice(pid)
+		return err == nil && n == 0
+	})
+	spec.Stdin = []byte("{}")
+	res := p.Run(context.Background(), spec)
+	if !strings.HasSuffix(strings.TrimSpace(string(res.Stdout)), "nice 0") || res.ExitCode != 0 {
+		t.Fatalf("hook ran with %q (exit %d, stderr %q); want its session at nice 0", res.Stdout, res.ExitCode, res.Stderr)
+	}
+	if st := p.Stats().Prewarm; st.Hits != 1 || st.Background < 1 || st.LateRestores != 0 {
+		t.Fatalf("stats %+v: want 1 hit, background starts, no late restore", st)
+	}
+}
+
+// An event that takes a spare still starting gives it a native hook's priority before
+// the hook sees the event.
+func TestSpareTakenWhileStartingRunsAtNativePriority(t *testing.T) {
+	p := backgroundPool(t)
+	dir := t.TempDir()
+	spec := spinningSpec(dir)
+	p.Warm(spec)
+	pid := waitIdle(t, p, 1)[0]
+	poll(t, 10*time.Second, "the spare's session at nice 19", func() bool {
+		n, err := osproc.SessionNice(pid)
+		return err == nil && n == osproc.LowestNice
+	})
+	spec.Stdin = []byte("{}")
+	done := make(chan ProcResult, 1)
+	go func() { done <- p.Run(context.Background(), spec) }()
+	// The event is taken (the hook still spins: it has not read it yet) and restored.
+	poll(t, 10*time.Second, "the taken spare's session at nice 0", func() bool {
+		n, err := osproc.SessionNice(pid)
+		return err == nil && n == 0
+	})
+	if err := os.WriteFile(filepath.Join(dir, "go"), nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	res := <-done
+	if !strings.HasSuffix(strings.TrimSpace(string(res.Stdout)), "nice 0") || res.ExitCode != 0 {
+		t.Fatalf("hook ran with %q (exit %d, stderr %q); want its session at nice 0", res.Stdout, res.ExitCode, res.Stderr)
+	}
+	if st := p.Stats().Prewarm; st.Hits != 1 {
+		t.Fatalf("stats %+v: want the spare used", st)
+	}
+}
+
+// Under the rate limit, an event that takes a spare before its priority could be given
+// back still runs it; the change follows as soon as the limit allows.
+func TestSpareTakenUnderRateLimit(t *testing.T) {
+	p := backgroundPool(t)
+	p.bg.SetLimited() // as for an unprivileged daemon
+	dir := t.TempDir()
+	spec := spinningSpec(dir) // never asleep before the event: not given back early
+	spec.Stdin = []byte("{}")
+	p.Warm(spec)
+	pid := waitIdle(t, p, 1)[0]
+	poll(t, 10*time.Second, "the spare niced", func() bool { return p.isNicedPID(pid) })
+	// Another process changed some session's priority just now, as far as the gate knows.
+	p.bg.Defer(300 * time.Millisecond)
+	done := make(chan ProcResult, 1)
+	go func() { done <- p.Run(context.Background(), spec) }()
+	poll(t, 10*time.Second, "the taken spare's session back at nice 0", func() bool {
+		n, err := osproc.SessionNice(pid)
+		return err == nil && n == 0
+	})
+	if err := os.WriteFile(filepath.Join(dir, "go"), nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	res := <-done
+	if res.ExitCode != 0 || !strings.HasSuffix(strings.TrimSpace(string(res.Stdout)), "nice 0") {
+		t.Fatalf("hook ran with %q (exit %d, stderr %q); want nice 0", res.Stdout, res.ExitCode, res.Stderr)
+	}
+	if st := p.Stats().Prewarm; st.Hits != 1 || st.LateRestores != 1 {
+		t.Fatalf("stats %+v: want the spare used, its change back late once", st)
+	}
+}
+
+// isNicedPID reports whether the idle spare pid still runs at the low priority.
+func (p *Pool) isNicedPID(pid int) bool {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	for _, wk := range p.keys {
+		for _, wp := range wk.idle {
+			if wp.p.cmd.Process.Pid == pid {
+				return wp.lowered != nil && wp.lowered.Niced()
+			}
+		}
+	}
+	return false
+}

@@ -1,0 +1,96 @@
+package osproc
+
+import (
+	"bytes"
+	"fmt"
+	"os"
+	"strconv"
+)
+
+// SessionNiceWorks reports whether setting a session's nice value moves its share of the
+// CPU against the machine's other sessions: the kernel schedules sessions as groups
+// (sched_autogroup: CONFIG_SCHED_AUTOGROUP, and kernel.sched_autogroup_enabled = 1, the
+// default wherever the kernel has it) and this process may set the value
+// (/proc/self/autogroup is writable: a kernel with the feature always lets a process raise
+// its own sessions' nice value; only lowering it below 0 needs privilege).
+//
+// A process in a cgroup of the cpu controller other than the root is not autogrouped, so
+// the write works but moves nothing; Linux gives no unprivileged way to tell, and the
+// caller gets the behaviour of a plain nice value within the cgroup.
+func SessionNiceWorks() bool {
+	b, err := os.ReadFile("/proc/sys/kernel/sched_autogroup_enabled")
+	if err != nil || !bytes.Equal(bytes.TrimSpace(b), []byte("1")) {
+		return false
+	}
+	f, err := os.OpenFile("/proc/self/autogroup", os.O_WRONLY, 0)
+	if err != nil {
+		return false
+	}
+	_ = f.Close()
+	return true
+}
+
+// setSessionNice writes nice to pid's autogroup: the scheduling group of pid's session,
+// shared by every process in it. A new session's group starts at 0 whatever its
+// creator's was (kernel/sched/autogroup.c, autogroup_create), which is what a hook
+// started natively — in a session of its own — runs at.
+func setSessionNice(pid, nice int) error {
+	f, err := os.OpenFile("/proc/"+strconv.Itoa(pid)+"/autogroup", os.O_WRONLY, 0)
+	if err != nil {
+		return err
+	}
+	_, err = f.Write([]byte(strconv.Itoa(nice)))
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	return err
+}
+
+// SessionNice reads the nice value of pid's session group (for tests and diagnostics).
+func SessionNice(pid int) (int, error) {
+	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/autogroup")
+	if err != nil {
+		return 0, err
+	}
+	// "/autogroup-123 nice 19\n"
+	f := bytes.Fields(b)
+	if len(f) != 3 || string(f[1]) != "nice" {
+		return 0, &os.PathError{Op: "parse", Path: "/proc/" + strconv.Itoa(pid) + "/autogroup", Err: os.ErrInvalid}
+	}
+	return strconv.Atoi(string(f[2]))
+}
+
+// SessionNiceRateLimited reports whether this process's session-nice changes are rate
+// limited: without CAP_SYS_ADMIN, the kernel allows one change per 100 ms, and the
+// deadline is shared by every unprivileged process on the machine
+// (kernel/sched/autogroup.c, proc_sched_autogroup_set_nice: EAGAIN before it).
+func SessionNiceRateLimited() bool {
+	b, err := os.ReadFile("/proc/self/status")
+	if err != nil {
+		return true
+	}
+	for _, line := range bytes.Split(b, []byte("\n")) {
+		if v, ok := bytes.CutPrefix(line, []byte("CapEff:")); ok {
+			caps, err := strconv.ParseUint(string(bytes.TrimSpace(v)), 16, 64)
+			const capSysAdmin = 21
+			return err != nil || caps&(1<<capSysAdmin) == 0
+		}
+	}
+	return true
+}
+
+// Idle reports whether pid is asleep (its main thread in state S) and the CPU time the
+// whole process has used so far, in clock ticks (utime + stime): a process that is asleep
+// twice with the same CPU time has finished what it does before waiting.
+func Idle(pid int) (asleep bool, ticks uint64, err error) {
+	_, f, err := readStat(pid, 13)
+	if err != nil {
+		return false, 0, err
+	}
+	u, err1 := strconv.ParseUint(f[11], 10, 64)
+	s, err2 := strconv.ParseUint(f[12], 10, 64)
+	if err1 != nil || err2 != nil {
+		return false, 0, fmt.Errorf("malformed /proc/%d/stat", pid)
+	}
+	return f[0] == "S", u + s, nil
+}
