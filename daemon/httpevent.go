@@ -63,8 +63,9 @@ func (e *engine) withStoredEnv(x *event) {
 		} `json:"effort"`
 	}
 	if json.Unmarshal(x.req.Event, &eff) == nil && eff.Effort.Level != "" && !strings.ContainsRune(eff.Effort.Level, 0) {
-		env = slices.DeleteFunc(env, func(kv string) bool { return strings.HasPrefix(kv, "CLAUDE_EFFORT=") })
-		env = append(env, "CLAUDE_EFFORT="+eff.Effort.Level)
+		// At its native place, so that a spare warmed for the session (warm_session.go)
+		// has the very environment the event brings.
+		env = e.warmed.PlaceEffort(env, eff.Effort.Level)
 	}
 	x.req.Env, x.req.ProjectDir = env, se.ProjectDir
 }

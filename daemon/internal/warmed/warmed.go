@@ -92,6 +92,25 @@ func (w *Sessions) WithEffort(base []string) []string {
 	if level == "" {
 		return base
 	}
+	return insertEffort(base, level, anchor)
+}
+
+// PlaceEffort returns env with CLAUDE_EFFORT=level where Claude Code puts it: at the place
+// the latest tool event had it, or the guess's before any (an HTTP event's environment is
+// rebuilt from its session's, and its level comes from its payload).
+func (w *Sessions) PlaceEffort(env []string, level string) []string {
+	env = slices.DeleteFunc(slices.Clone(env), func(kv string) bool { return strings.HasPrefix(kv, effortVar+"=") })
+	w.mu.Lock()
+	anchor := w.anchor
+	if !w.known || w.effort == "" {
+		anchor = guessAnchor
+	}
+	w.mu.Unlock()
+	return insertEffort(env, level, anchor)
+}
+
+// insertEffort puts CLAUDE_EFFORT=level right before the variable anchor in base, or last.
+func insertEffort(base []string, level, anchor string) []string {
 	at := len(base)
 	for i, kv := range base {
 		if name, _, _ := strings.Cut(kv, "="); anchor != "" && name == anchor {

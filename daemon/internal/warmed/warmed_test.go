@@ -59,3 +59,25 @@ func TestWithEffort(t *testing.T) {
 		t.Fatalf("base changed: %q", base)
 	}
 }
+
+// TestPlaceEffort: an http event's CLAUDE_EFFORT (from its payload) goes where a warm puts
+// it — the latest tool event's place, or before CLAUDE_PROJECT_DIR before any — replacing
+// one already there, so the event's environment is its spare's.
+func TestPlaceEffort(t *testing.T) {
+	var w Sessions
+	env := []string{"HOME=/h", "CLAUDE_EFFORT=stale", "CLAUDE_PROJECT_DIR=/p", "CLAUDE_PID=7"}
+	if got := w.PlaceEffort(env, "medium"); !slices.Equal(got, []string{"HOME=/h", "CLAUDE_EFFORT=medium", "CLAUDE_PROJECT_DIR=/p", "CLAUDE_PID=7"}) {
+		t.Fatalf("before any tool event: %q", got)
+	}
+	if got, want := w.PlaceEffort(env[:1], "high"), w.WithEffort(env[:1]); len(got) != 2 || got[1] != "CLAUDE_EFFORT=high" || len(want) != 2 {
+		t.Fatalf("no anchor in the environment: %q (warm: %q)", got, want)
+	}
+	w.NoteEffort([]string{"HOME=/h", "CLAUDE_EFFORT=high", "PATH=/bin"})
+	base := []string{"HOME=/h", "PATH=/bin", "CLAUDE_PROJECT_DIR=/p"}
+	if got, warm := w.PlaceEffort(base, "high"), w.WithEffort(base); !slices.Equal(got, warm) {
+		t.Fatalf("http %q, warm %q: not the same environment", got, warm)
+	}
+	if !slices.Equal(env, []string{"HOME=/h", "CLAUDE_EFFORT=stale", "CLAUDE_PROJECT_DIR=/p", "CLAUDE_PID=7"}) {
+		t.Fatalf("PlaceEffort changed its argument: %q", env)
+	}
+}
