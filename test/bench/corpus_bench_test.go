@@ -45,7 +45,9 @@ import (
 // itself; what install writes for Claude Code 2.1.139+), "http" installs with `--transport
 // http` (docs/http-forwarder.md; its remaining hookc forwarders in the exec form),
 // "exec-noahead" is "exec" with HOOKD_PREWARM_AHEAD=off for install and daemon (no Node
-// hook prewarmed before its first event, no SessionStart forwarder for that); each
+// hook prewarmed before its first event, no SessionStart forwarder for that), "exec-fg"
+// is "exec" with HOOKD_PREWARM_BACKGROUND=off for the daemon (spares start at normal
+// priority after 250 ms, as before they booted in the background); each
 // non-native mode gets its own rows ("setup [hookc]", "setup [hookc exec]", "setup
 // [http]") against the same native runs. The http transport
 // installs only into user and local settings, so with "http" among the modes a setup's
@@ -110,7 +112,7 @@ func BenchmarkCorpus(b *testing.B) {
 		}
 		for _, m := range modes[1:] {
 			if corpusModeLabel[m] == "" {
-				b.Fatalf("HOOKD_CORPUS_MODES: %q is not native, hookd, exec, exec-noahead, http or nohooks", m)
+				b.Fatalf("HOOKD_CORPUS_MODES: %q is not native, hookd, exec, exec-noahead, exec-fg, http or nohooks", m)
 			}
 		}
 	}
@@ -177,7 +179,7 @@ func BenchmarkCorpus(b *testing.B) {
 }
 
 // corpusModeLabel names a mode in the table's rows.
-var corpusModeLabel = map[string]string{"hookd": "hookc", "exec": "hookc exec", "exec-noahead": "hookc exec, HOOKD_PREWARM_AHEAD=off", "http": "http", "nohooks": "no hooks"}
+var corpusModeLabel = map[string]string{"hookd": "hookc", "exec": "hookc exec", "exec-noahead": "hookc exec, HOOKD_PREWARM_AHEAD=off", "exec-fg": "hookc exec, HOOKD_PREWARM_BACKGROUND=off", "http": "http", "nohooks": "no hooks"}
 
 // corpusClaudeVersion is what the benchmarked Claude Code's --version says.
 var corpusClaudeVersion = "Claude Code (version unknown)"
@@ -314,10 +316,13 @@ func runCorpusSession(tb testing.TB, claude, corpus, hookdBin, hookcBin string, 
 		"XDG_CACHE_HOME=" + filepath.Join(w.home, ".cache")}
 	r := &corpusRun{events: map[string][]float64{}, hookdHooks: map[string][]float64{}, started: map[string]int{}}
 	var daemon *testutil.Daemon
-	if mode == "hookd" || mode == "exec" || mode == "exec-noahead" || mode == "http" {
+	if mode == "hookd" || mode == "exec" || mode == "exec-noahead" || mode == "exec-fg" || mode == "http" {
 		env = append(env, protocol.EnvSocket+"="+sock)
 		if mode == "exec-noahead" { // for install (no SessionStart forwarder for it) and the daemon
 			env = append(env, "HOOKD_PREWARM_AHEAD=off")
+		}
+		if mode == "exec-fg" {
+			env = append(env, "HOOKD_PREWARM_BACKGROUND=off")
 		}
 		global := []string{"--user-dir", filepath.Join(w.home, ".claude"), "--managed-dir", filepath.Join(side, "managed"), "--state-dir", filepath.Join(side, "state"), "--socket", sock}
 		port := ""
@@ -331,7 +336,7 @@ func runCorpusSession(tb testing.TB, claude, corpus, hookdBin, hookcBin string, 
 			switch mode {
 			case "hookd":
 				args = append(args, "--forwarder-form", "shell")
-			case "exec", "exec-noahead":
+			case "exec", "exec-noahead", "exec-fg":
 				args = append(args, "--forwarder-form", "exec")
 			case "http":
 				args = append(args, "--forwarder-form", "exec", "--transport", "http", "--http-port", port)
@@ -590,7 +595,7 @@ func statusCounters(st *protocol.Status) string {
 		parts = append(parts, fmt.Sprintf("zygote forked=%d ran_cold=%d fallbacks=%d started=%d", z.Forked, z.RanCold, z.Fallbacks, z.Started))
 	}
 	if p := st.Prewarm; p != nil {
-		parts = append(parts, fmt.Sprintf("prewarm hits=%d misses=%d fallbacks=%d spawned=%d keys=%d", p.Hits, p.Misses, p.Fallbacks, p.Spawned, p.Keys))
+		parts = append(parts, fmt.Sprintf("prewarm hits=%d misses=%d fallbacks=%d spawned=%d keys=%d background=%d late=%d", p.Hits, p.Misses, p.Fallbacks, p.Spawned, p.Keys, p.Background, p.LateRestores))
 	}
 	return strings.Join(parts, "; ")
 }
