@@ -257,6 +257,9 @@ func NewPool(o PoolOptions) *Pool {
 	var bg *osproc.SessionPriority
 	if !o.NoPrewarm && !o.NoBackground && BackgroundStarts() {
 		bg = osproc.NewSessionPriority()
+		if bg != nil && os.Getenv("HOOKD_PREWARM_BACKGROUND") == "limited" {
+			bg.SetLimited() // as an unprivileged daemon is, whatever this one's privileges
+		}
 	}
 	if bg != nil && o.RefillDelay == 0 {
 		o.RefillDelay = -1
@@ -957,7 +960,8 @@ func StartsWarm(spec ProcSpec) bool {
 func WarmAhead() bool { return os.Getenv("HOOKD_PREWARM_AHEAD") != "off" }
 
 // BackgroundStarts reports whether spares may start in the background where the kernel
-// allows it (background.go): unless HOOKD_PREWARM_BACKGROUND=off.
+// allows it (background.go): unless HOOKD_PREWARM_BACKGROUND=off. "limited" keeps to the
+// rate limit an unprivileged daemon has even with CAP_SYS_ADMIN (the corpus bench's row).
 func BackgroundStarts() bool { return os.Getenv("HOOKD_PREWARM_BACKGROUND") != "off" }
 
 // Warm implements Warmer. It prepares, ahead of a hook's first event, only what is free of

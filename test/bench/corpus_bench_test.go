@@ -47,7 +47,10 @@ import (
 // "exec-noahead" is "exec" with HOOKD_PREWARM_AHEAD=off for install and daemon (no Node
 // hook prewarmed before its first event, no SessionStart forwarder for that), "exec-fg"
 // is "exec" with HOOKD_PREWARM_BACKGROUND=off for the daemon (spares start at normal
-// priority after 250 ms, as before they booted in the background); each
+// priority after 250 ms, as before they booted in the background), "exec-limited" is
+// "exec" with HOOKD_PREWARM_BACKGROUND=limited (background starts keeping to the kernel's
+// rate limit for unprivileged processes — one priority change per 100 ms — as a daemon
+// without CAP_SYS_ADMIN must, which this root-run bench otherwise is not); each
 // non-native mode gets its own rows ("setup [hookc]", "setup [hookc exec]", "setup
 // [http]") against the same native runs. The http transport
 // installs only into user and local settings, so with "http" among the modes a setup's
@@ -112,7 +115,7 @@ func BenchmarkCorpus(b *testing.B) {
 		}
 		for _, m := range modes[1:] {
 			if corpusModeLabel[m] == "" {
-				b.Fatalf("HOOKD_CORPUS_MODES: %q is not native, hookd, exec, exec-noahead, exec-fg, http or nohooks", m)
+				b.Fatalf("HOOKD_CORPUS_MODES: %q is not native, hookd, exec, exec-noahead, exec-fg, exec-limited, http or nohooks", m)
 			}
 		}
 	}
@@ -179,7 +182,7 @@ func BenchmarkCorpus(b *testing.B) {
 }
 
 // corpusModeLabel names a mode in the table's rows.
-var corpusModeLabel = map[string]string{"hookd": "hookc", "exec": "hookc exec", "exec-noahead": "hookc exec, HOOKD_PREWARM_AHEAD=off", "exec-fg": "hookc exec, HOOKD_PREWARM_BACKGROUND=off", "http": "http", "nohooks": "no hooks"}
+var corpusModeLabel = map[string]string{"hookd": "hookc", "exec": "hookc exec", "exec-noahead": "hookc exec, HOOKD_PREWARM_AHEAD=off", "exec-fg": "hookc exec, HOOKD_PREWARM_BACKGROUND=off", "exec-limited": "hookc exec, HOOKD_PREWARM_BACKGROUND=limited", "http": "http", "nohooks": "no hooks"}
 
 // corpusClaudeVersion is what the benchmarked Claude Code's --version says.
 var corpusClaudeVersion = "Claude Code (version unknown)"
@@ -316,13 +319,16 @@ func runCorpusSession(tb testing.TB, claude, corpus, hookdBin, hookcBin string, 
 		"XDG_CACHE_HOME=" + filepath.Join(w.home, ".cache")}
 	r := &corpusRun{events: map[string][]float64{}, hookdHooks: map[string][]float64{}, started: map[string]int{}}
 	var daemon *testutil.Daemon
-	if mode == "hookd" || mode == "exec" || mode == "exec-noahead" || mode == "exec-fg" || mode == "http" {
+	if mode == "hookd" || mode == "exec" || mode == "exec-noahead" || mode == "exec-fg" || mode == "exec-limited" || mode == "http" {
 		env = append(env, protocol.EnvSocket+"="+sock)
 		if mode == "exec-noahead" { // for install (no SessionStart forwarder for it) and the daemon
 			env = append(env, "HOOKD_PREWARM_AHEAD=off")
 		}
-		if mode == "exec-fg" {
+		switch mode {
+		case "exec-fg":
 			env = append(env, "HOOKD_PREWARM_BACKGROUND=off")
+		case "exec-limited":
+			env = append(env, "HOOKD_PREWARM_BACKGROUND=limited")
 		}
 		global := []string{"--user-dir", filepath.Join(w.home, ".claude"), "--managed-dir", filepath.Join(side, "managed"), "--state-dir", filepath.Join(side, "state"), "--socket", sock}
 		port := ""
@@ -336,7 +342,7 @@ func runCorpusSession(tb testing.TB, claude, corpus, hookdBin, hookcBin string, 
 			switch mode {
 			case "hookd":
 				args = append(args, "--forwarder-form", "shell")
-			case "exec", "exec-noahead", "exec-fg":
+			case "exec", "exec-noahead", "exec-fg", "exec-limited":
 				args = append(args, "--forwarder-form", "exec")
 			case "http":
 				args = append(args, "--forwarder-form", "exec", "--transport", "http", "--http-port", port)
