@@ -4,7 +4,9 @@ import (
 	"bytes"
 	"fmt"
 	"os"
+	"path/filepath"
 	"strconv"
+	"strings"
 )
 
 // SessionNiceWorks reports whether setting a session's nice value moves its share of the
@@ -14,12 +16,19 @@ import (
 // (/proc/self/autogroup is writable: a kernel with the feature always lets a process raise
 // its own sessions' nice value; only lowering it below 0 needs privilege).
 //
-// A process in a cgroup of the cpu controller other than the root is not autogrouped, so
-// the write works but moves nothing; Linux gives no unprivileged way to tell, and the
-// caller gets the behaviour of a plain nice value within the cgroup.
+// Only tasks in the cpu controller's root group are autogrouped
+// (kernel/sched/autogroup.c, task_wants_autogroup): under a cgroup with the cpu controller
+// (a systemd slice that enables it, a container with CPU limits) the write works and
+// moves nothing, so that counts as not working (inRootCPUGroup).
 func SessionNiceWorks() bool {
 	b, err := os.ReadFile("/proc/sys/kernel/sched_autogroup_enabled")
 	if err != nil || !bytes.Equal(bytes.TrimSpace(b), []byte("1")) {
+		return false
+	}
+	cg, err := os.ReadFile("/proc/self/cgroup")
+	if err != nil || !inRootCPUGroup(cg, func(path string) ([]byte, error) {
+		return os.ReadFile(filepath.Join("/sys/fs/cgroup", path, "cgroup.controllers"))
+	}) {
 		return false
 	}
 	f, err := os.OpenFile("/proc/self/autogroup", os.O_WRONLY, 0)
@@ -93,4 +102,44 @@ func Idle(pid int) (asleep bool, ticks uint64, err error) {
 		return false, 0, fmt.Errorf("malformed /proc/%d/stat", pid)
 	}
 	return f[0] == "S", u + s, nil
+}
+
+// inRootCPUGroup reports, from /proc/self/cgroup, whether this process is scheduled in
+// the cpu controller's root task group. cgroup v1: its cpu hierarchy's path is "/".
+// cgroup v2 (a "0::" line and no v1 cpu line): its path is "/", or its cgroup does not
+// have the cpu controller (controllers reads that cgroup's cgroup.controllers). What
+// cannot be read counts as not in the root: spares then start as they always did.
+func inRootCPUGroup(cgroup []byte, controllers func(path string) ([]byte, error)) bool {
+	v2 := ""
+	for _, line := range strings.Split(string(cgroup), "\n") {
+		f := strings.SplitN(line, ":", 3)
+		if len(f) != 3 {
+			continue
+		}
+		if f[0] == "0" && f[1] == "" {
+			v2 = f[2]
+			continue
+		}
+		for _, c := range strings.Split(f[1], ",") {
+			if c == "cpu" {
+				return f[2] == "/"
+			}
+		}
+	}
+	switch {
+	case v2 == "":
+		return false
+	case v2 == "/":
+		return true
+	}
+	c, err := controllers(v2)
+	if err != nil {
+		return false
+	}
+	for _, name := range strings.Fields(string(c)) {
+		if name == "cpu" {
+			return false
+		}
+	}
+	return true
 }

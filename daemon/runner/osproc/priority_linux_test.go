@@ -1,6 +1,7 @@
 package osproc
 
 import (
+	"os"
 	"os/exec"
 	"syscall"
 	"testing"
@@ -97,5 +98,32 @@ func TestSessionNiceAfterReap(t *testing.T) {
 	}
 	if err := c.SetSessionNice(LowestNice); err == nil {
 		t.Fatal("SetSessionNice on a reaped child succeeded")
+	}
+}
+
+func TestInRootCPUGroup(t *testing.T) {
+	ctl := map[string]string{"/user.slice/a.scope": "memory pids", "/system.slice/b.service": "cpu memory pids"}
+	read := func(path string) ([]byte, error) {
+		if c, ok := ctl[path]; ok {
+			return []byte(c + "\n"), nil
+		}
+		return nil, os.ErrNotExist
+	}
+	for _, c := range []struct {
+		cgroup string
+		want   bool
+	}{
+		{"9:name=systemd:/\n8:pids:/\n4:cpu,cpuacct:/\n", true}, // v1, root (this CI machine)
+		{"4:cpu,cpuacct:/docker/abc\n0::/docker/abc\n", false},  // v1 container: the v1 cpu line decides
+		{"0::/\n", true},                        // v2, root
+		{"0::/user.slice/a.scope\n", true},      // v2, no cpu controller there
+		{"0::/system.slice/b.service\n", false}, // v2, cpu controller enabled
+		{"0::/gone.scope\n", false},             // unreadable: as before
+		{"", false},                             // nothing known
+		{"12:cpuset:/\n11:cpuacct:/x\n0::/user.slice/a.scope\n", true}, // cpuset/cpuacct are not cpu
+	} {
+		if got := inRootCPUGroup([]byte(c.cgroup), read); got != c.want {
+			t.Errorf("%q: %v, want %v", c.cgroup, got, c.want)
+		}
 	}
 }
