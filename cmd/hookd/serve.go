@@ -5,6 +5,7 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
+	"runtime"
 	"syscall"
 	"time"
 
@@ -17,6 +18,33 @@ import (
 	"github.com/hookd/hookd/daemon/runner/reaper"
 )
 
+// daemonProcs is the GOMAXPROCS `hookd serve` runs with unless the GOMAXPROCS environment
+// variable sets one: how many threads may run the daemon's Go code at once.
+//
+// The daemon's work per event is a few milliseconds of Go (decode, match, merge, log)
+// around hooks that run as processes of their own, which GOMAXPROCS does not limit. With
+// more than one P, each wake-up of the daemon (an event, a hook's output, a hook's exit)
+// also wakes threads for the idle Ps, which spin looking for work and sleep again: on a
+// 2-CPU VM that was ≈ 28 % of the daemon's CPU per event (8.0 → 5.75 ms, prewarmed Node hook;
+// 95 → 70 ms for a 1 MB event), CPU that a harness session bound by CPU waits for (issue
+// 26). Concurrent events and parallel hooks were not slower on one P (8 events at once,
+// 7 hooks of one event, 8 events of 1 MB at once): they wait on hooks, not on Go code,
+// and a long decode is preempted every 10 ms. Figures and commands: docs/performance.md,
+// "The daemon's own CPU".
+//
+// Set GOMAXPROCS in the daemon's environment (the service unit's, for instance) to give it
+// more. Only the daemon is affected: hooks get the environment the harness sent, and
+// runtime.GOMAXPROCS changes no environment variable.
+const daemonProcs = 1
+
+// setDaemonProcs applies daemonProcs unless getenv("GOMAXPROCS") is set (the runtime has
+// then applied that value, or ignored an invalid one and kept its default).
+func setDaemonProcs(getenv func(string) string) {
+	if getenv("GOMAXPROCS") == "" {
+		runtime.GOMAXPROCS(daemonProcs)
+	}
+}
+
 func serveCommand() *cli.Command {
 	return usesGlobals(&cli.Command{
 		Name:  "serve",
@@ -24,11 +52,13 @@ func serveCommand() *cli.Command {
 		Description: `Loads hooks from the Claude Code settings hierarchy (managed, user, and each project's
 project/local files as events arrive), answers events on the Unix socket, follows edits of
 every settings file (fsnotify; see docs/hot-reload.md), reloads everything on SIGHUP and on
-'hookd reload', and removes the socket on SIGINT/SIGTERM.`,
+'hookd reload', and removes the socket on SIGINT/SIGTERM. It runs with GOMAXPROCS=1 (less CPU
+per event) unless the GOMAXPROCS environment variable is set (docs/performance.md).`,
 		Flags: []cli.Flag{
 			&cli.DurationFlag{Name: "grace", Value: 10 * time.Second, Usage: "how long shutdown waits for in-flight events"},
 		},
 		Action: func(c *cli.Context) error {
+			setDaemonProcs(os.Getenv)
 			log := newLogger(c)
 			defer log.Sync() //nolint:errcheck
 			cfg, cfgPath, err := loadConfig(c)
