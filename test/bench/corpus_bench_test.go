@@ -54,8 +54,9 @@ import (
 // non-native mode gets its own rows ("setup [hookc]", "setup [hookc exec]", "setup
 // [http]") against the same native runs. The http transport
 // installs only into user and local settings, so with "http" among the modes a setup's
-// project-scope hooks are written to the user's settings.json in every mode (the same
-// hooks, run the same way by Claude Code). Default: native,hookd. "nohooks" runs the same
+// project-scope hooks are written to the project's settings.local.json in every mode (the
+// same hooks, run the same way by Claude Code; until 2026-11-28 session 5 they went to the
+// user's settings.json, where install cannot analyse a relative script). Default: native,hookd. "nohooks" runs the same
 // session with every "hooks" key removed from the settings: native ÷ nohooks is the
 // ceiling — the most any hook runner, however fast, could give that setup (its rows go to
 // a table of their own; tool results may differ there, since no guard runs).
@@ -252,11 +253,14 @@ const corpusToolCalls = 8
 // mode is native, hookd (shell-form hookc forwarders: Claude Code runs `sh -c 'hookc
 // --timeout …'`), exec (exec-form hookc forwarders: Claude Code spawns hookc itself, what
 // install writes for Claude Code 2.1.139+), http (--transport http; its remaining hookc
-// forwarders in the exec form) or nohooks; projectAsUser
-// writes project-scope hooks into the user's settings.json (the http transport installs
-// into user and local settings only; the user's file, outside the repository, leaves
-// `git status` as the project file would).
-func runCorpusSession(tb testing.TB, claude, corpus, hookdBin, hookcBin string, s corpusSetup, mode string, delay time.Duration, projectAsUser bool) (*corpusRun, error) {
+// forwarders in the exec form) or nohooks; projectAsLocal
+// writes project-scope hooks into the project's settings.local.json (the http transport
+// installs into user and local settings only). Local, not the user's settings: hooks there
+// run in the project as project hooks do, and `hookd install` knows their directory, so it
+// can tell a relative script (`node .claude/hooks/x.js`) is one hookd prewarms when the
+// session starts — for a user-scope hook the directory is unknown until a session runs it.
+// The project's .claude/ is untracked either way, so `git status` shows the same.
+func runCorpusSession(tb testing.TB, claude, corpus, hookdBin, hookcBin string, s corpusSetup, mode string, delay time.Duration, projectAsLocal bool) (*corpusRun, error) {
 	root, err := os.MkdirTemp("", "hkcorpus-")
 	if err != nil {
 		return nil, err
@@ -282,8 +286,8 @@ func runCorpusSession(tb testing.TB, claude, corpus, hookdBin, hookcBin string, 
 			delete(content, "hooks")
 		}
 	}
-	if _, hasUser := scopes["user"]; projectAsUser && scopes["project"] != nil && !hasUser {
-		scopes["user"] = scopes["project"]
+	if _, hasLocal := scopes["local"]; projectAsLocal && scopes["project"] != nil && !hasLocal {
+		scopes["local"] = scopes["project"]
 		delete(scopes, "project")
 	}
 	// Permissions a user of these setups would have granted; the same on both sides.
