@@ -22,9 +22,6 @@ func backgroundPool(t *testing.T) *Pool {
 	if p.bg == nil {
 		t.Fatal("spares do not boot in the background although the kernel supports it")
 	}
-	if p.opts.RefillDelay != 0 {
-		t.Fatalf("RefillDelay %v with background starts, want none", p.opts.RefillDelay)
-	}
 	return p
 }
 
@@ -146,4 +143,53 @@ func (p *Pool) isNicedPID(pid int) bool {
 		}
 	}
 	return false
+}
+
+// A key whose events come closer together than RefillDelay gets its replacement at once;
+// one whose events are further apart (the model's time between them) after the delay, so
+// that it starts while the harness waits rather than beside its work.
+func TestRefillDelayFollowsTheEventsPace(t *testing.T) {
+	p := backgroundPool(t)
+	dir := t.TempDir()
+	spec := ProcSpec{Command: "cat >/dev/null", Dir: dir, Env: testEnv(dir), Timeout: 10 * time.Second, Prewarm: PrewarmOn, HookID: "h", HookRev: "1"}
+	wk := p.key(spec, false)
+	p.mu.Lock()
+	first := p.refillDelayLocked(wk)
+	p.mu.Unlock()
+	if first != p.opts.RefillDelay {
+		t.Fatalf("first event: delay %v, want RefillDelay %v", first, p.opts.RefillDelay)
+	}
+	for _, c := range []struct {
+		since time.Duration
+		want  time.Duration
+	}{
+		{time.Millisecond, 0},                         // a burst
+		{time.Hour, p.opts.RefillDelay},               // the model's time between events
+		{p.opts.RefillDelay / 10, 0},                  // faster than the delay
+		{10 * p.opts.RefillDelay, p.opts.RefillDelay}, // slower
+	} {
+		p.mu.Lock()
+		wk.answered = time.Now().Add(-c.since)
+		p.mu.Unlock()
+		p.key(spec, false) // the next event arrives
+		p.mu.Lock()
+		got := p.refillDelayLocked(wk)
+		p.mu.Unlock()
+		if got != c.want {
+			t.Errorf("event %v after the last answer: delay %v, want %v", c.since, got, c.want)
+		}
+	}
+	// A warm (wait true) is no event: it leaves the pace alone.
+	p.mu.Lock()
+	wk.answered = time.Now()
+	p.mu.Unlock()
+	p.key(spec, true)
+	p.mu.Lock()
+	got := p.refillDelayLocked(wk)
+	p.bg = nil // where spares cannot boot in the background: always the delay
+	fg := p.refillDelayLocked(wk)
+	p.mu.Unlock()
+	if got != p.opts.RefillDelay || fg != p.opts.RefillDelay {
+		t.Fatalf("after a warm: %v; without background starts: %v; want %v", got, fg, p.opts.RefillDelay)
+	}
 }

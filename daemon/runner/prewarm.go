@@ -110,8 +110,8 @@ type PoolOptions struct {
 	// session (BENCHMARKS.md): 25 ms → 250 ms took six prewarmed Python hooks from ≈75
 	// to ≈26 ms per event [250ms; negative: none].
 	// The key's next event starts a waiting replacement at once.
-	// Where spares boot in the background (background.go) they need no delay: unset, it
-	// is none there.
+	// Where spares boot in the background (background.go), a key whose events come closer
+	// together than this gets its replacements at once.
 	RefillDelay time.Duration
 	// NoPrewarm runs every hook cold (workers still run as workers): for one-shot use such
 	// as `hookd run`, where a prewarmed process would be started only to be killed.
@@ -215,6 +215,10 @@ type warmKey struct {
 	inUse    int
 	peak     int
 	lastUse  time.Time
+	// answered is when the key's latest event ended; close is whether the event after it
+	// came sooner than RefillDelay (background.go: its replacement then starts at once).
+	answered time.Time
+	close    bool
 	kick     chan struct{} // closed (and cleared) to start replacements waiting out RefillDelay
 	started  chan struct{} // closed (and cleared) when a start of this key finishes
 	deaths   int           // consecutive deaths while idle
@@ -252,17 +256,13 @@ type poolStats struct {
 
 // NewPool returns a pool; call Close when done.
 func NewPool(o PoolOptions) *Pool {
-	// Spares boot in the background where they can (background.go), with no RefillDelay
-	// unless one is asked for.
+	// Spares boot in the background where they can (background.go).
 	var bg *osproc.SessionPriority
 	if !o.NoPrewarm && !o.NoBackground && BackgroundStarts() {
 		bg = osproc.NewSessionPriority()
 		if bg != nil && os.Getenv("HOOKD_PREWARM_BACKGROUND") == "limited" {
 			bg.SetLimited() // as an unprivileged daemon is, whatever this one's privileges
 		}
-	}
-	if bg != nil && o.RefillDelay == 0 {
-		o.RefillDelay = -1
 	}
 	o.defaults()
 	// HOOKD_PREWARM_AHEAD=off: no safe Node hook is prewarmed before its first event
@@ -372,6 +372,9 @@ func (p *Pool) key(spec ProcSpec, wait bool) *warmKey {
 		wk.hooks[spec.HookID] = spec.HookRev
 	}
 	wk.lastUse = now
+	if !wait && !wk.answered.IsZero() {
+		wk.close = now.Sub(wk.answered) < p.opts.RefillDelay
+	}
 	info := wk.info
 	p.mu.Unlock()
 
@@ -484,7 +487,8 @@ func (p *Pool) release(wk *warmKey, warm bool) {
 	if warm {
 		wk.deaths = 0
 	}
-	p.refillLocked(wk, p.opts.RefillDelay)
+	wk.answered = time.Now()
+	p.refillLocked(wk, p.refillDelayLocked(wk))
 }
 
 // refillLocked starts processes for wk, after delay, until it has as many idle or

@@ -93,7 +93,9 @@ func TestPoolSparesEndWithSession(t *testing.T) {
 		dir := t.TempDir()
 		log = filepath.Join(dir, "guard.log")
 		cmd, env := nodeGuard(t, dir, log)
-		p = newTestPool(t, PoolOptions{RefillDelay: delay})
+		// With a delay: not in the background, where events this close together would
+		// start their replacements at once (refillDelayLocked).
+		p = newTestPool(t, PoolOptions{RefillDelay: delay, NoBackground: delay > 0})
 		harness = startHarness(t)
 		p.Session("s-1", harness.Process.Pid, false)
 		spec = ProcSpec{Command: cmd, Dir: dir, Env: env, Stdin: event, Timeout: time.Minute, HookID: "h", HookRev: "1"}
