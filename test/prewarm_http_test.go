@@ -32,16 +32,7 @@ func TestHTTPSessionPrewarmsNode(t *testing.T) {
 	// As `hookd install` leaves it: the hook moved into hookd.json, which hookd runs for
 	// Claude Code's events and Claude Code does not read.
 	WriteAtomic(t, filepath.Join(e.Project, ".claude", "hookd.json"), preToolUse(cmdHook("node "+guard)))
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	port := ln.Addr().(*net.TCPAddr).Port
-	ln.Close()
-	ep, err := install.EnsureHTTPEndpoint(e.State, port)
-	if err != nil {
-		t.Fatal(err)
-	}
+	port, ep := httpEndpoint(t, e)
 	e.Start()
 	// The session's env-only SessionStart forwarder (hookc): Claude Code's environment.
 	env := append(e.BaseEnv(), "CLAUDECODE=1", "CLAUDE_CODE_SESSION_ID=sess-1", "CLAUDE_PROJECT_DIR="+e.Project)
@@ -75,4 +66,21 @@ func TestHTTPSessionPrewarmsNode(t *testing.T) {
 	if want := "effort=medium tool=Bash"; string(got) != want {
 		t.Fatalf("the prewarmed guard saw %q, want %q", got, want)
 	}
+}
+
+// httpEndpoint makes e's http forwarder endpoint on a free loopback port, as `hookd
+// install --transport http` does: a daemon started on e then serves it.
+func httpEndpoint(t *testing.T, e *Env) (int, *install.HTTPEndpoint) {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	port := ln.Addr().(*net.TCPAddr).Port
+	ln.Close()
+	ep, err := install.EnsureHTTPEndpoint(e.State, port)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return port, ep
 }

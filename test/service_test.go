@@ -134,16 +134,7 @@ func TestSocketActivationRefusesUntrustedSocket(t *testing.T) {
 func TestSocketActivationHTTP(t *testing.T) {
 	e := NewEnv(t)
 	e.WriteSettings("user", preToolUse(cmdHook(`exit 0`)))
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	port := ln.Addr().(*net.TCPAddr).Port
-	ln.Close()
-	ep, err := install.EnsureHTTPEndpoint(e.State, port)
-	if err != nil {
-		t.Fatal(err)
-	}
+	port, ep := httpEndpoint(t, e)
 	_, out := e.startActivated(t, e.Socket, "127.0.0.1:"+strconv.Itoa(port))
 	// The first connection, on the http port, starts hookd; a Stop (no hooks) answers {}.
 	body, _ := json.Marshal(map[string]any{"session_id": "s", "hook_event_name": "Stop", "cwd": e.Project, "transcript_path": "/tmp/t.jsonl"})

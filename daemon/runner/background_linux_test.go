@@ -81,20 +81,7 @@ func TestSpareTakenWhileStartingRunsAtNativePriority(t *testing.T) {
 		return err == nil && n == osproc.LowestNice
 	})
 	spec.Stdin = []byte("{}")
-	done := make(chan ProcResult, 1)
-	go func() { done <- p.Run(context.Background(), spec) }()
-	// The event is taken (the hook still spins: it has not read it yet) and restored.
-	poll(t, 10*time.Second, "the taken spare's session at nice 0", func() bool {
-		n, err := osproc.SessionNice(pid)
-		return err == nil && n == 0
-	})
-	if err := os.WriteFile(filepath.Join(dir, "go"), nil, 0o644); err != nil {
-		t.Fatal(err)
-	}
-	res := <-done
-	if !strings.HasSuffix(strings.TrimSpace(string(res.Stdout)), "nice 0") || res.ExitCode != 0 {
-		t.Fatalf("hook ran with %q (exit %d, stderr %q); want its session at nice 0", res.Stdout, res.ExitCode, res.Stderr)
-	}
+	takeSpinning(t, p, spec, pid)
 	if st := p.Stats().Prewarm; st.Hits != 1 {
 		t.Fatalf("stats %+v: want the spare used", st)
 	}
@@ -113,21 +100,29 @@ func TestSpareTakenUnderRateLimit(t *testing.T) {
 	poll(t, 10*time.Second, "the spare niced", func() bool { return p.isNicedPID(pid) })
 	// Another process changed some session's priority just now, as far as the gate knows.
 	p.bg.Defer(300 * time.Millisecond)
+	takeSpinning(t, p, spec, pid)
+	if st := p.Stats().Prewarm; st.Hits != 1 || st.LateRestores != 1 {
+		t.Fatalf("stats %+v: want the spare used, its change back late once", st)
+	}
+}
+
+// takeSpinning runs an event on the spinning spare pid (spinningSpec): the event takes it
+// while it still spins, its session gets nice 0 before the hook reads the event, and the
+// hook itself then reads nice 0 from /proc/self/autogroup.
+func takeSpinning(t *testing.T, p *Pool, spec ProcSpec, pid int) {
+	t.Helper()
 	done := make(chan ProcResult, 1)
 	go func() { done <- p.Run(context.Background(), spec) }()
-	poll(t, 10*time.Second, "the taken spare's session back at nice 0", func() bool {
+	poll(t, 10*time.Second, "the taken spare's session at nice 0", func() bool {
 		n, err := osproc.SessionNice(pid)
 		return err == nil && n == 0
 	})
-	if err := os.WriteFile(filepath.Join(dir, "go"), nil, 0o644); err != nil {
+	if err := os.WriteFile(filepath.Join(spec.Dir, "go"), nil, 0o644); err != nil {
 		t.Fatal(err)
 	}
 	res := <-done
-	if res.ExitCode != 0 || !strings.HasSuffix(strings.TrimSpace(string(res.Stdout)), "nice 0") {
-		t.Fatalf("hook ran with %q (exit %d, stderr %q); want nice 0", res.Stdout, res.ExitCode, res.Stderr)
-	}
-	if st := p.Stats().Prewarm; st.Hits != 1 || st.LateRestores != 1 {
-		t.Fatalf("stats %+v: want the spare used, its change back late once", st)
+	if !strings.HasSuffix(strings.TrimSpace(string(res.Stdout)), "nice 0") || res.ExitCode != 0 {
+		t.Fatalf("hook ran with %q (exit %d, stderr %q); want its session at nice 0", res.Stdout, res.ExitCode, res.Stderr)
 	}
 }
 
