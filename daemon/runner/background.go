@@ -24,7 +24,7 @@ import (
 // measured with 500 ms of model time, cc-starter 1.05× with the delay against 1.01×
 // starting at once (BENCHMARKS.md).
 func (p *Pool) refillDelayLocked(wk *warmKey) time.Duration {
-	if p.bg != nil && wk.close {
+	if p.bg != nil && wk.quick {
 		return 0
 	}
 	return p.opts.RefillDelay

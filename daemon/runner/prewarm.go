@@ -215,10 +215,10 @@ type warmKey struct {
 	inUse    int
 	peak     int
 	lastUse  time.Time
-	// answered is when the key's latest event ended; close is whether the event after it
+	// answered is when the key's latest event ended; quick is whether the event after it
 	// came sooner than RefillDelay (background.go: its replacement then starts at once).
 	answered time.Time
-	close    bool
+	quick    bool
 	kick     chan struct{} // closed (and cleared) to start replacements waiting out RefillDelay
 	started  chan struct{} // closed (and cleared) when a start of this key finishes
 	deaths   int           // consecutive deaths while idle
@@ -373,7 +373,7 @@ func (p *Pool) key(spec ProcSpec, wait bool) *warmKey {
 	}
 	wk.lastUse = now
 	if !wait && !wk.answered.IsZero() {
-		wk.close = now.Sub(wk.answered) < p.opts.RefillDelay
+		wk.quick = now.Sub(wk.answered) < p.opts.RefillDelay
 	}
 	info := wk.info
 	p.mu.Unlock()
