@@ -547,32 +547,14 @@ func (p *Pool) evictLocked(wk *warmKey) bool {
 // delay unless the key's next event asks for it sooner.
 func (p *Pool) spawn(wk *warmKey, delay time.Duration, kick <-chan struct{}) {
 	defer p.wg.Done()
-	kicked := false
-	if delay > 0 {
-		t := time.NewTimer(delay)
-		select {
-		case <-t.C:
-		case <-kick:
-			kicked = true
-		case <-p.stop:
-		}
-		t.Stop()
-	}
+	hurry := p.pause(delay, kick)
 	// In the background, in turn under the rate limit — unless an event waits for it.
-	for p.bg != nil && !kicked {
+	for p.bg != nil && !hurry {
 		d := p.bg.Wait()
 		if d == 0 {
 			break
 		}
-		t := time.NewTimer(d)
-		select {
-		case <-t.C:
-		case <-kick:
-			kicked = true
-		case <-p.stop:
-			kicked = true // closing: start nothing in the background
-		}
-		t.Stop()
+		hurry = p.pause(d, kick)
 	}
 	p.mu.Lock()
 	if p.closed || wk.gone || p.sessionOverLocked(wk) {
@@ -599,7 +581,7 @@ func (p *Pool) spawn(wk *warmKey, delay time.Duration, kick <-chan struct{}) {
 	if err == nil {
 		wp.p, err = startProc(cmd, wk.spec.OutputCap, p.opts.WaitDelay, wk.spec.KeepGroup, func() { p.exited(wp) })
 	}
-	if err == nil && !kicked {
+	if err == nil && !hurry {
 		p.background(wp)
 	}
 	p.mu.Lock()
@@ -630,6 +612,24 @@ func (p *Pool) spawn(wk *warmKey, delay time.Duration, kick <-chan struct{}) {
 		wp.state, wp.ready = stIdle, time.Now()
 		wk.idle = append(wk.idle, wp)
 	}
+}
+
+// pause waits d (none if d <= 0); it reports true, early, when kick is closed (an event
+// waits for the process: it starts now, at normal priority) or the pool closes (the
+// caller then starts nothing).
+func (p *Pool) pause(d time.Duration, kick <-chan struct{}) (hurry bool) {
+	if d <= 0 {
+		return false
+	}
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return false
+	case <-kick:
+	case <-p.stop:
+	}
+	return true
 }
 
 // exited runs on wp's reaping goroutine once its process is gone.

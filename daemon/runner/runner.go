@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"os/exec"
-	"strings"
 	"sync"
 	"syscall"
 	"time"
@@ -270,12 +269,5 @@ func (b *capBuffer) Bytes() []byte {
 }
 
 // LookupEnv returns the value of key in env (KEY=value entries, the last one wins, as
-// exec does), or "" when it is absent.
-func LookupEnv(env []string, key string) string {
-	for i := len(env) - 1; i >= 0; i-- {
-		if v, ok := strings.CutPrefix(env[i], key+"="); ok {
-			return v
-		}
-	}
-	return ""
-}
+// exec does), or "" when it is absent (osproc.Getenv).
+func LookupEnv(env []string, key string) string { return osproc.Getenv(env, key) }

@@ -138,7 +138,7 @@ func Key(cmd string, env []string, dir string) string {
 // (lookup_memo.go) is not reused across it. The global npmrc under npm's prefix is not
 // watched: an answer can be stale for TTL after it changes.
 func npmrcStamps(env []string, dir string) []string {
-	files := []string{filepath.Join(getenv(env, "HOME"), ".npmrc")}
+	files := []string{filepath.Join(osproc.Getenv(env, "HOME"), ".npmrc")}
 	for _, kv := range env {
 		if name, v, _ := strings.Cut(kv, "="); strings.EqualFold(name, "npm_config_userconfig") {
 			files = append(files, v)
@@ -215,16 +215,6 @@ func (w *capWriter) Write(p []byte) (int, error) {
 	}
 	w.b = append(w.b, p...)
 	return len(p), nil
-}
-
-// getenv is the last value of key in env.
-func getenv(env []string, key string) string {
-	for i := len(env) - 1; i >= 0; i-- {
-		if v, ok := strings.CutPrefix(env[i], key+"="); ok {
-			return v
-		}
-	}
-	return ""
 }
 
 // Seed stores val as the answer of cmd for env and dir, valid for ttl from now (tests:

@@ -100,9 +100,6 @@ func StatFP(path string) FileFP {
 	return fp
 }
 
-// Missing reports whether the file could not be stat'ed.
-func (fp FileFP) Missing() bool { return fp.missing }
-
 // String is the stat part of fp (no hash), for keys.
 func (fp FileFP) String() string {
 	return fmt.Sprintf("%v:%d:%d:%d:%d", fp.missing, fp.ino, fp.size, fp.mtime, fp.ctime)

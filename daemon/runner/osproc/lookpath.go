@@ -20,13 +20,7 @@ func LookPath(file string, env []string) (string, error) {
 		}
 		return file, nil
 	}
-	path := ""
-	for i := len(env) - 1; i >= 0; i-- {
-		if v, ok := strings.CutPrefix(env[i], "PATH="); ok {
-			path = v
-			break
-		}
-	}
+	path := Getenv(env, "PATH")
 	if env == nil {
 		path = os.Getenv("PATH")
 	}
@@ -54,4 +48,15 @@ func executable(p string) error {
 		return os.ErrPermission
 	}
 	return nil
+}
+
+// Getenv returns the value of key in env (KEY=value entries, the last one wins, as exec
+// does), or "" when it is absent.
+func Getenv(env []string, key string) string {
+	for i := len(env) - 1; i >= 0; i-- {
+		if v, ok := strings.CutPrefix(env[i], key+"="); ok {
+			return v
+		}
+	}
+	return ""
 }
