@@ -42,10 +42,7 @@ func TestSpareBootsInBackground(t *testing.T) {
 	p.Warm(spec)
 	pid := waitIdle(t, p, 1)[0]
 	// While it starts (spins) its session runs at the lowest priority...
-	poll(t, 10*time.Second, "the spare's session at nice 19", func() bool {
-		n, err := osproc.SessionNice(pid)
-		return err == nil && n == osproc.LowestNice
-	})
+	waitSessionNice(t, pid, osproc.LowestNice, "the spare's session at nice 19")
 	time.Sleep(5 * osproc.IdlePoll) // still spinning: not restored
 	if n, err := osproc.SessionNice(pid); err != nil || n != osproc.LowestNice {
 		t.Fatalf("spinning spare's session nice = %d, %v; want %d until it waits for its event", n, err, osproc.LowestNice)
@@ -54,10 +51,7 @@ func TestSpareBootsInBackground(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(dir, "go"), nil, 0o644); err != nil {
 		t.Fatal(err)
 	}
-	poll(t, 10*time.Second, "the waiting spare's session back at nice 0", func() bool {
-		n, err := osproc.SessionNice(pid)
-		return err == nil && n == 0
-	})
+	waitSessionNice(t, pid, 0, "the waiting spare's session back at nice 0")
 	spec.Stdin = []byte("{}")
 	res := p.Run(context.Background(), spec)
 	if !strings.HasSuffix(strings.TrimSpace(string(res.Stdout)), "nice 0") || res.ExitCode != 0 {
@@ -76,10 +70,7 @@ func TestSpareTakenWhileStartingRunsAtNativePriority(t *testing.T) {
 	spec := spinningSpec(dir)
 	p.Warm(spec)
 	pid := waitIdle(t, p, 1)[0]
-	poll(t, 10*time.Second, "the spare's session at nice 19", func() bool {
-		n, err := osproc.SessionNice(pid)
-		return err == nil && n == osproc.LowestNice
-	})
+	waitSessionNice(t, pid, osproc.LowestNice, "the spare's session at nice 19")
 	spec.Stdin = []byte("{}")
 	takeSpinning(t, p, spec, pid)
 	if st := p.Stats().Prewarm; st.Hits != 1 {
@@ -113,10 +104,7 @@ func takeSpinning(t *testing.T, p *Pool, spec ProcSpec, pid int) {
 	t.Helper()
 	done := make(chan ProcResult, 1)
 	go func() { done <- p.Run(context.Background(), spec) }()
-	poll(t, 10*time.Second, "the taken spare's session at nice 0", func() bool {
-		n, err := osproc.SessionNice(pid)
-		return err == nil && n == 0
-	})
+	waitSessionNice(t, pid, 0, "the taken spare's session at nice 0")
 	if err := os.WriteFile(filepath.Join(spec.Dir, "go"), nil, 0o644); err != nil {
 		t.Fatal(err)
 	}
@@ -124,6 +112,15 @@ func takeSpinning(t *testing.T, p *Pool, spec ProcSpec, pid int) {
 	if !strings.HasSuffix(strings.TrimSpace(string(res.Stdout)), "nice 0") || res.ExitCode != 0 {
 		t.Fatalf("hook ran with %q (exit %d, stderr %q); want its session at nice 0", res.Stdout, res.ExitCode, res.Stderr)
 	}
+}
+
+// waitSessionNice waits until pid's session runs at nice (what names the wait).
+func waitSessionNice(t *testing.T, pid, nice int, what string) {
+	t.Helper()
+	poll(t, 10*time.Second, what, func() bool {
+		n, err := osproc.SessionNice(pid)
+		return err == nil && n == nice
+	})
 }
 
 // isNicedPID reports whether the idle spare pid still runs at the low priority.

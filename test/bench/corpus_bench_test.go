@@ -323,7 +323,7 @@ func runCorpusSession(tb testing.TB, claude, corpus, hookdBin, hookcBin string, 
 		"XDG_CACHE_HOME=" + filepath.Join(w.home, ".cache")}
 	r := &corpusRun{events: map[string][]float64{}, hookdHooks: map[string][]float64{}, started: map[string]int{}}
 	var daemon *testutil.Daemon
-	if mode == "hookd" || mode == "exec" || mode == "exec-noahead" || mode == "exec-fg" || mode == "exec-limited" || mode == "http" {
+	if mode != "native" && mode != "nohooks" { // through hookd
 		env = append(env, protocol.EnvSocket+"="+sock)
 		if mode == "exec-noahead" { // for install (no SessionStart forwarder for it) and the daemon
 			env = append(env, "HOOKD_PREWARM_AHEAD=off")
