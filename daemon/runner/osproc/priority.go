@@ -47,7 +47,11 @@ func NewSessionPriority() *SessionPriority {
 }
 
 // Limited reports whether changes are rate limited.
-func (g *SessionPriority) Limited() bool { return g.limited }
+func (g *SessionPriority) Limited() bool {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	return g.limited
+}
 
 // SetLimited makes g keep to the rate limit (tests: as an unprivileged process would).
 func (g *SessionPriority) SetLimited() {
