@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync"
 )
 
 // SessionNiceWorks reports whether setting a session's nice value moves its share of the
@@ -88,20 +89,91 @@ func SessionNiceRateLimited() bool {
 	return true
 }
 
-// Idle reports whether pid is asleep (its main thread in state S) and the CPU time the
-// whole process has used so far, in clock ticks (utime + stime): a process that is asleep
-// twice with the same CPU time has finished what it does before waiting.
+// Idle reports whether pid and every process descending from it are asleep — each of
+// their threads in state S — and the CPU time they have used so far, in clock ticks
+// (utime + stime + cutime + cstime): a process tree asleep twice with the same CPU time has finished what
+// it does before waiting. The whole tree counts because a hook's process is often not the
+// one that starts up: /bin/sh -c runs the command as its child and waits for it (dash does
+// not exec it), and a waiting thread may wait for a starved one. The tree is found through
+// /proc/PID/task/TID/children; where the kernel lacks that file it returns ErrUnsupported,
+// and where the tree is larger than maxIdleTree it reports not asleep (either way the
+// caller restores the spare when an event takes it).
 func Idle(pid int) (asleep bool, ticks uint64, err error) {
-	_, f, err := readStat(pid, 13)
+	if !childrenFiles() {
+		return false, 0, ErrUnsupported
+	}
+	tree := []int{pid}
+	for i := 0; i < len(tree); i++ {
+		if i >= maxIdleTree {
+			return false, 0, nil
+		}
+		p := strconv.Itoa(tree[i])
+		_, f, err := readStat(tree[i], 18)
+		if err != nil {
+			if i == 0 {
+				return false, 0, err
+			}
+			continue // a descendant that exited
+		}
+		if f[0] != "S" {
+			return false, 0, nil
+		}
+		// utime, stime, and those of its children it has waited for (one that ran and
+		// exited between two checks used CPU too).
+		for _, v := range f[11:15] {
+			n, err := strconv.ParseUint(v, 10, 64)
+			if err != nil {
+				return false, 0, fmt.Errorf("malformed /proc/%s/stat", p)
+			}
+			ticks += n
+		}
+		tids := []string{p}
+		if f[17] != "1" { // num_threads
+			if tids, err = readDirNames("/proc/" + p + "/task"); err != nil {
+				continue // exited
+			}
+		}
+		for _, tid := range tids {
+			if tid != p {
+				b, err := os.ReadFile("/proc/" + p + "/task/" + tid + "/stat")
+				if err != nil {
+					continue // the thread ended
+				}
+				if j := bytes.LastIndexByte(b, ')'); j < 0 || j+2 >= len(b) || b[j+2] != 'S' {
+					return false, 0, nil
+				}
+			}
+			c, err := os.ReadFile("/proc/" + p + "/task/" + tid + "/children")
+			if err != nil {
+				continue // exited
+			}
+			for _, w := range bytes.Fields(c) {
+				if n, err := strconv.Atoi(string(w)); err == nil {
+					tree = append(tree, n)
+				}
+			}
+		}
+	}
+	return true, ticks, nil
+}
+
+// childrenFiles reports whether the kernel has /proc/PID/task/TID/children
+// (CONFIG_PROC_CHILDREN).
+var childrenFiles = sync.OnceValue(func() bool {
+	_, err := os.Stat("/proc/self/task/" + strconv.Itoa(os.Getpid()) + "/children")
+	return err == nil
+})
+
+// maxIdleTree bounds the processes Idle reads.
+const maxIdleTree = 32
+
+func readDirNames(dir string) ([]string, error) {
+	d, err := os.Open(dir)
 	if err != nil {
-		return false, 0, err
+		return nil, err
 	}
-	u, err1 := strconv.ParseUint(f[11], 10, 64)
-	s, err2 := strconv.ParseUint(f[12], 10, 64)
-	if err1 != nil || err2 != nil {
-		return false, 0, fmt.Errorf("malformed /proc/%d/stat", pid)
-	}
-	return f[0] == "S", u + s, nil
+	defer d.Close()
+	return d.Readdirnames(-1)
 }
 
 // inRootCPUGroup reports, from /proc/self/cgroup, whether this process is scheduled in

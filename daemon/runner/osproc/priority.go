@@ -177,7 +177,7 @@ func (l *Lowered) RestoreWhenIdle(limit time.Duration, done, stop <-chan struct{
 		}
 		asleep, ticks, err := Idle(l.c.Pid())
 		if err != nil {
-			return nil // exited: nothing to restore
+			return nil // exited: nothing to restore; or cannot be told: restored when taken
 		}
 		if (asleep && asleepBefore && ticks == last) || time.Now().After(deadline) {
 			return l.RestoreLater(done, stop)

@@ -1,0 +1,99 @@
+package osproc
+
+import (
+	"os"
+	"os/exec"
+	"runtime"
+	"sync/atomic"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// spinThread makes this test binary the child of TestIdleSeesEveryThread: its main
+// thread waits while another thread spins.
+var spinThread = os.Getenv("OSPROC_TEST_CHILD") == "spin-thread"
+
+func init() {
+	if spinThread {
+		runtime.LockOSThread() // main runs on the process's main thread (runtime docs)
+	}
+}
+
+func TestMain(m *testing.M) {
+	if spinThread {
+		var spins atomic.Uint64
+		go func() {
+			for {
+				spins.Add(1) // keeps its thread running
+			}
+		}()
+		select {} // the main thread waits, as a hook's main thread waits for a worker
+	}
+	os.Exit(m.Run())
+}
+
+func startTree(t *testing.T, cmd *exec.Cmd) int {
+	t.Helper()
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	c := NewChild(cmd.Process.Pid)
+	t.Cleanup(func() {
+		c.KillGroup()
+		_ = c.Reap(false, cmd.Wait)
+	})
+	return cmd.Process.Pid
+}
+
+// neverAsleep fails if Idle reports pid's tree asleep at any of n checks IdlePoll apart.
+func neverAsleep(t *testing.T, pid, n int) {
+	t.Helper()
+	for i := 0; i < n; i++ {
+		asleep, _, err := Idle(pid)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if asleep {
+			t.Fatalf("check %d: tree of %d reported asleep while part of it runs", i, pid)
+		}
+		time.Sleep(IdlePoll)
+	}
+}
+
+// eventuallyAsleep waits until Idle reports pid's tree asleep twice with the same CPU time.
+func eventuallyAsleep(t *testing.T, pid int) {
+	t.Helper()
+	var last uint64
+	before := false
+	for deadline := time.Now().Add(30 * time.Second); time.Now().Before(deadline); time.Sleep(IdlePoll) {
+		asleep, ticks, err := Idle(pid)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if asleep && before && ticks == last {
+			return
+		}
+		before, last = asleep, ticks
+	}
+	t.Fatalf("tree of %d never reported asleep", pid)
+}
+
+// /bin/sh -c waits for its command as a child (dash does not exec it): the shell asleep
+// in wait4 is not a spare that has started up while its command still runs.
+func TestIdleSeesTheShellsChild(t *testing.T) {
+	pid := startTree(t, exec.Command("/bin/sh", "-c", "/bin/sh -c 'while :; do :; done'; true"))
+	neverAsleep(t, pid, 10)
+
+	pid = startTree(t, exec.Command("/bin/sh", "-c", "sleep 30; true"))
+	eventuallyAsleep(t, pid)
+}
+
+// A process whose main thread waits while another thread runs is not asleep.
+func TestIdleSeesEveryThread(t *testing.T) {
+	cmd := exec.Command(os.Args[0], "-test.run=^$")
+	cmd.Env = append(os.Environ(), "OSPROC_TEST_CHILD=spin-thread")
+	pid := startTree(t, cmd)
+	neverAsleep(t, pid, 10)
+}
