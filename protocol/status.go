@@ -202,12 +202,15 @@ type PrewarmStatus struct {
 	// low priority). docs/performance.md, "Spares boot in the background".
 	Background   uint64 `json:"background,omitempty"`
 	LateRestores uint64 `json:"late_restores,omitempty"`
-	Idle         int    `json:"idle"`     // processes waiting now
-	Starting     int    `json:"starting"` // processes being started now
-	Keys         int    `json:"keys"`     // distinct hook commands being prewarmed
-	PerKey       int    `json:"per_key"`  // limit per key
-	Total        int    `json:"total"`    // limit over all keys
-	IdleTimeout  string `json:"idle_timeout"`
+	// Unready counts events that took a background spare before it had waited for its
+	// event: it was still starting up, and the rest of its start-up ran on the event's time.
+	Unready     uint64 `json:"unready,omitempty"`
+	Idle        int    `json:"idle"`     // processes waiting now
+	Starting    int    `json:"starting"` // processes being started now
+	Keys        int    `json:"keys"`     // distinct hook commands being prewarmed
+	PerKey      int    `json:"per_key"`  // limit per key
+	Total       int    `json:"total"`    // limit over all keys
+	IdleTimeout string `json:"idle_timeout"`
 }
 
 // WorkerStatus describes the persistent workers: hooks configured to run once and

@@ -36,9 +36,21 @@ func spinningSpec(dir string) ProcSpec {
 }
 
 func TestSpareBootsInBackground(t *testing.T) {
-	p := backgroundPool(t)
 	dir := t.TempDir()
-	spec := spinningSpec(dir)
+	t.Run("spins itself", func(t *testing.T) { bootsInBackground(t, spinningSpec(dir)) })
+	// /bin/sh -c runs the command as its child and waits for it (dash does not exec it), as
+	// for every hook written as a plain command: the shell is asleep in wait4 while the
+	// command starts up. Until session 6 that counted as waiting for the event, and every
+	// such spare got its priority back ~40 ms after it started.
+	dir2 := t.TempDir()
+	spec := spinningSpec(dir2)
+	spec.Command = `/bin/sh -c 'while [ ! -e go ]; do :; done'; cat >/dev/null; cat /proc/self/autogroup`
+	t.Run("its child spins", func(t *testing.T) { bootsInBackground(t, spec) })
+}
+
+func bootsInBackground(t *testing.T, spec ProcSpec) {
+	p := backgroundPool(t)
+	dir := spec.Dir
 	p.Warm(spec)
 	pid := waitIdle(t, p, 1)[0]
 	// While it starts (spins) its session runs at the lowest priority...
@@ -52,13 +64,20 @@ func TestSpareBootsInBackground(t *testing.T) {
 		t.Fatal(err)
 	}
 	waitSessionNice(t, pid, 0, "the waiting spare's session back at nice 0")
+	// The key learnt how long its start-up took (the pace rule adds it to RefillDelay).
+	poll(t, 10*time.Second, "the key's start-up time recorded", func() bool {
+		p.mu.Lock()
+		defer p.mu.Unlock()
+		wk := p.keys[prewarmKey(spec)]
+		return wk != nil && wk.boot > 0
+	})
 	spec.Stdin = []byte("{}")
 	res := p.Run(context.Background(), spec)
 	if !strings.HasSuffix(strings.TrimSpace(string(res.Stdout)), "nice 0") || res.ExitCode != 0 {
 		t.Fatalf("hook ran with %q (exit %d, stderr %q); want its session at nice 0", res.Stdout, res.ExitCode, res.Stderr)
 	}
-	if st := p.Stats().Prewarm; st.Hits != 1 || st.Background < 1 || st.LateRestores != 0 {
-		t.Fatalf("stats %+v: want 1 hit, background starts, no late restore", st)
+	if st := p.Stats().Prewarm; st.Hits != 1 || st.Background < 1 || st.LateRestores != 0 || st.Unready != 0 {
+		t.Fatalf("stats %+v: want 1 hit, background starts, no late restore, none taken still starting", st)
 	}
 }
 
@@ -72,9 +91,19 @@ func TestSpareTakenWhileStartingRunsAtNativePriority(t *testing.T) {
 	pid := waitIdle(t, p, 1)[0]
 	waitSessionNice(t, pid, osproc.LowestNice, "the spare's session at nice 19")
 	spec.Stdin = []byte("{}")
+	start := time.Now()
 	takeSpinning(t, p, spec, pid)
-	if st := p.Stats().Prewarm; st.Hits != 1 {
-		t.Fatalf("stats %+v: want the spare used", st)
+	if st := p.Stats().Prewarm; st.Hits != 1 || st.Unready != 1 {
+		t.Fatalf("stats %+v: want the spare used, taken still starting", st)
+	}
+	// Its replacement started at once, and the key's start-up counts as at least as long
+	// as this spare had run when the event took it.
+	p.mu.Lock()
+	wk := p.keys[prewarmKey(spec)]
+	quick, boot := wk.quick, wk.boot
+	p.mu.Unlock()
+	if !quick || boot <= 0 || boot > time.Since(start)+time.Minute {
+		t.Fatalf("after a spare taken still starting: quick %v, boot %v; want quick and a start-up time", quick, boot)
 	}
 }
 
@@ -137,9 +166,9 @@ func (p *Pool) isNicedPID(pid int) bool {
 	return false
 }
 
-// A key whose events come closer together than RefillDelay gets its replacement at once;
-// one whose events are further apart (the model's time between them) after the delay, so
-// that it starts while the harness waits rather than beside its work.
+// A key whose events come closer together than RefillDelay plus its start-up time gets its
+// replacement at once; one whose events are further apart (the model's time between them)
+// after the delay, so that it starts while the harness waits rather than beside its work.
 func TestRefillDelayFollowsTheEventsPace(t *testing.T) {
 	p := backgroundPool(t)
 	dir := t.TempDir()
@@ -150,6 +179,20 @@ func TestRefillDelayFollowsTheEventsPace(t *testing.T) {
 	p.mu.Unlock()
 	if first != p.opts.RefillDelay {
 		t.Fatalf("first event: delay %v, want RefillDelay %v", first, p.opts.RefillDelay)
+	}
+	// The key's start-up time counts: events 1.5 × RefillDelay apart are too close for a
+	// spare that takes RefillDelay to start up after waiting out the delay.
+	p.mu.Lock()
+	wk.boot = p.opts.RefillDelay
+	wk.answered = time.Now().Add(-3 * p.opts.RefillDelay / 2)
+	p.mu.Unlock()
+	p.key(spec, false)
+	p.mu.Lock()
+	boot := p.refillDelayLocked(wk)
+	wk.boot = 0
+	p.mu.Unlock()
+	if boot != 0 {
+		t.Fatalf("events 1.5 × RefillDelay apart, start-up RefillDelay: delay %v, want 0", boot)
 	}
 	for _, c := range []struct {
 		since time.Duration
@@ -178,10 +221,15 @@ func TestRefillDelayFollowsTheEventsPace(t *testing.T) {
 	p.key(spec, true)
 	p.mu.Lock()
 	got := p.refillDelayLocked(wk)
+	warm := p.warmDelay()
 	p.bg = nil // where spares cannot boot in the background: always the delay
-	fg := p.refillDelayLocked(wk)
+	fg, fgWarm := p.refillDelayLocked(wk), p.warmDelay()
 	p.mu.Unlock()
 	if got != p.opts.RefillDelay || fg != p.opts.RefillDelay {
 		t.Fatalf("after a warm: %v; without background starts: %v; want %v", got, fg, p.opts.RefillDelay)
+	}
+	// A spare warmed ahead of the first event starts at once in the background.
+	if warm != 0 || fgWarm != p.opts.RefillDelay {
+		t.Fatalf("warm delay %v in the background, %v without; want 0 and %v", warm, fgWarm, p.opts.RefillDelay)
 	}
 }

@@ -216,9 +216,12 @@ type warmKey struct {
 	peak     int
 	lastUse  time.Time
 	// answered is when the key's latest event ended; quick is whether the event after it
-	// came sooner than RefillDelay (background.go: its replacement then starts at once).
+	// came too soon for a replacement started after RefillDelay to be ready: sooner than
+	// RefillDelay + boot (background.go: its replacement then starts at once). boot is how
+	// long the key's latest background spare took from its start to waiting for its event.
 	answered time.Time
 	quick    bool
+	boot     time.Duration
 	kick     chan struct{} // closed (and cleared) to start replacements waiting out RefillDelay
 	started  chan struct{} // closed (and cleared) when a start of this key finishes
 	deaths   int           // consecutive deaths while idle
@@ -251,7 +254,7 @@ const (
 type poolStats struct {
 	hits, misses, fallbacks, spawned, discarded, died, reaped, evicted, spawnErrors atomic.Uint64
 	forked, zygoteCold, rerunCold                                                   atomic.Uint64
-	background, lateRestores                                                        atomic.Uint64
+	background, lateRestores, unready                                               atomic.Uint64
 }
 
 // NewPool returns a pool; call Close when done.
@@ -373,7 +376,7 @@ func (p *Pool) key(spec ProcSpec, wait bool) *warmKey {
 	}
 	wk.lastUse = now
 	if !wait && !wk.answered.IsZero() {
-		wk.quick = now.Sub(wk.answered) < p.opts.RefillDelay
+		wk.quick = now.Sub(wk.answered) < p.opts.RefillDelay+wk.boot
 	}
 	info := wk.info
 	p.mu.Unlock()
@@ -834,7 +837,7 @@ type ZygoteStats struct {
 // PrewarmStats describe prewarmed processes (protocol.PrewarmStatus says what each counts).
 type PrewarmStats struct {
 	Hits, Misses, Fallbacks, Spawned, SpawnErrors, Discarded, DiedWaiting, ReapedIdle, Evicted uint64
-	Background, LateRestores                                                                   uint64
+	Background, LateRestores, Unready                                                          uint64
 	Idle, Starting, Keys, PerKey, Total                                                        int
 	IdleTimeout                                                                                string
 }
@@ -861,7 +864,7 @@ func (p *Pool) Stats() Stats {
 			Hits: s.hits.Load(), Misses: s.misses.Load(), Fallbacks: s.fallbacks.Load(),
 			Spawned: s.spawned.Load(), SpawnErrors: s.spawnErrors.Load(), Discarded: s.discarded.Load(),
 			DiedWaiting: s.died.Load(), ReapedIdle: s.reaped.Load(), Evicted: s.evicted.Load(),
-			Background: s.background.Load(), LateRestores: s.lateRestores.Load(),
+			Background: s.background.Load(), LateRestores: s.lateRestores.Load(), Unready: s.unready.Load(),
 			Idle: idle, Starting: starting, Keys: keys,
 			PerKey: p.opts.PerKey, Total: p.opts.Total, IdleTimeout: p.opts.IdleTimeout.String(),
 		},
@@ -1007,7 +1010,7 @@ func (p *Pool) Warm(spec ProcSpec) {
 		if wk := p.key(spec, true); wk != nil {
 			p.mu.Lock()
 			if spec.Prewarm == PrewarmOn || (wk.info.warmAhead() && !p.opts.NoWarmAhead) {
-				p.refillLocked(wk, p.opts.RefillDelay)
+				p.refillLocked(wk, p.warmDelay())
 			}
 			p.mu.Unlock()
 		}

@@ -605,7 +605,7 @@ func statusCounters(st *protocol.Status) string {
 		parts = append(parts, fmt.Sprintf("zygote forked=%d ran_cold=%d fallbacks=%d started=%d", z.Forked, z.RanCold, z.Fallbacks, z.Started))
 	}
 	if p := st.Prewarm; p != nil {
-		parts = append(parts, fmt.Sprintf("prewarm hits=%d misses=%d fallbacks=%d spawned=%d keys=%d background=%d late=%d", p.Hits, p.Misses, p.Fallbacks, p.Spawned, p.Keys, p.Background, p.LateRestores))
+		parts = append(parts, fmt.Sprintf("prewarm hits=%d misses=%d fallbacks=%d spawned=%d keys=%d background=%d late=%d unready=%d", p.Hits, p.Misses, p.Fallbacks, p.Spawned, p.Keys, p.Background, p.LateRestores, p.Unready))
 	}
 	return strings.Join(parts, "; ")
 }

@@ -122,7 +122,7 @@ func Status(w io.Writer, st *protocol.Status) {
 		t.Row(u(p.Hits), u(p.Misses), u(p.Fallbacks), u(p.Spawned), u(p.SpawnErrors), u(p.Discarded), u(p.DiedWaiting), u(p.ReapedIdle), u(p.Evicted))
 		t.Flush()
 		if p.Background > 0 {
-			fmt.Fprintf(w, "  started in the background: %d (changed back late: %d)\n", p.Background, p.LateRestores)
+			fmt.Fprintf(w, "  started in the background: %d (taken still starting: %d, changed back late: %d)\n", p.Background, p.Unready, p.LateRestores)
 		}
 		t = NewTable(w, "prewarm pool", "IDLE", "STARTING", "KEYS", "PER KEY", "TOTAL", "IDLE TIMEOUT")
 		t.Row(i(p.Idle), i(p.Starting), i(p.Keys), i(p.PerKey), i(p.Total), p.IdleTimeout)
