@@ -168,10 +168,26 @@ func report(c *cli.Context, p *install.Plan) error {
 		}
 		fmt.Fprintln(w, line)
 	}
+	local := p.HookdAfter != nil && filepath.Base(p.Hookd) == settings.HookdLocalFile && install.InGitWorkTree(filepath.Dir(p.Hookd))
 	if dry {
+		if local {
+			fmt.Fprintf(w, "would: make sure git ignores %s everywhere (%q in git's global excludes file), as Claude Code does for settings.local.json\n", settings.HookdLocalFile, install.GitIgnoreLine)
+		}
 		return nil
 	}
-	return p.Apply()
+	if err := p.Apply(); err != nil {
+		return err
+	}
+	if local {
+		// A local file of hookd's in a repository must never be offered for a commit.
+		switch file, added, err := install.EnsureGitIgnored(); {
+		case err != nil:
+			fmt.Fprintf(c.App.ErrWriter, "warning: could not add %q to git's global excludes file (%v): add it yourself, or `git status` will offer %s for a commit\n", install.GitIgnoreLine, err, p.Hookd)
+		case added:
+			fmt.Fprintf(w, "added %q to %s (git's global excludes file), as Claude Code does for settings.local.json\n", install.GitIgnoreLine, file)
+		}
+	}
+	return nil
 }
 
 // defaultHookc is the hookc next to the running hookd.
