@@ -5,7 +5,6 @@ import (
 	"os/exec"
 	"runtime"
 	"sync/atomic"
-	"syscall"
 	"testing"
 	"time"
 )
@@ -35,16 +34,8 @@ func TestMain(m *testing.M) {
 
 func startTree(t *testing.T, cmd *exec.Cmd) int {
 	t.Helper()
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	c := NewChild(cmd.Process.Pid)
-	t.Cleanup(func() {
-		c.KillGroup()
-		_ = c.Reap(false, cmd.Wait)
-	})
-	return cmd.Process.Pid
+	_, pid := startSession(t, cmd)
+	return pid
 }
 
 // neverAsleep fails if Idle reports pid's tree asleep at any of n checks IdlePoll apart.

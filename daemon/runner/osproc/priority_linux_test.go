@@ -14,7 +14,13 @@ func sleeper(t *testing.T) (*Child, int) {
 	if !SessionNiceWorks() {
 		t.Skip("this kernel does not schedule sessions as groups (sched_autogroup off or absent)")
 	}
-	cmd := exec.Command("sleep", "30")
+	return startSession(t, exec.Command("sleep", "30"))
+}
+
+// startSession starts cmd leading its own session, as hooks do; the test's end kills and
+// reaps its group.
+func startSession(t *testing.T, cmd *exec.Cmd) (*Child, int) {
+	t.Helper()
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
