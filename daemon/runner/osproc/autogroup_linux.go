@@ -2,7 +2,9 @@ package osproc
 
 import (
 	"bytes"
+	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -91,8 +93,8 @@ func SessionNiceRateLimited() bool {
 
 // Idle reports whether pid and every process descending from it are asleep — each of
 // their threads in state S — and the CPU time they have used so far, in clock ticks
-// (utime + stime + cutime + cstime): a process tree asleep twice with the same CPU time has finished what
-// it does before waiting. The whole tree counts because a hook's process is often not the
+// (utime + stime + cutime + cstime): a process tree asleep twice with the same CPU time
+// has finished what it does before waiting. The whole tree counts because a hook's process is often not the
 // one that starts up: /bin/sh -c runs the command as its child and waits for it (dash does
 // not exec it), and a waiting thread may wait for a starved one. The tree is found through
 // /proc/PID/task/TID/children; where the kernel lacks that file it returns ErrUnsupported,
@@ -135,11 +137,12 @@ func Idle(pid int) (asleep bool, ticks uint64, err error) {
 		}
 		for _, tid := range tids {
 			if tid != p {
-				b, err := os.ReadFile("/proc/" + p + "/task/" + tid + "/stat")
-				if err != nil {
+				_, tf, err := readStatFile("/proc/"+p+"/task/"+tid+"/stat", 1)
+				var gone *fs.PathError
+				if errors.As(err, &gone) {
 					continue // the thread ended
 				}
-				if j := bytes.LastIndexByte(b, ')'); j < 0 || j+2 >= len(b) || b[j+2] != 'S' {
+				if err != nil || tf[0] != "S" {
 					return false, 0, nil
 				}
 			}

@@ -62,20 +62,26 @@ func stat(pid int) (start uint64, state string, err error) {
 }
 
 // readStat reads /proc/PID/stat: comm, and the fields after it (f[0] is field 3, the
-// state), at least min of them. comm may contain spaces and parentheses, so it ends at the
-// last ')'.
+// state), at least min of them.
 func readStat(pid, min int) (comm string, f []string, err error) {
-	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
+	return readStatFile("/proc/"+strconv.Itoa(pid)+"/stat", min)
+}
+
+// readStatFile reads a stat file of /proc (a process's or, under task/, a thread's) as
+// readStat does. comm may contain spaces and parentheses, so it ends at the last ')'. An
+// error reading the file is the *fs.PathError os.ReadFile returns.
+func readStatFile(path string, min int) (comm string, f []string, err error) {
+	b, err := os.ReadFile(path)
 	if err != nil {
 		return "", nil, err
 	}
 	s := string(b)
 	i, j := strings.IndexByte(s, '('), strings.LastIndexByte(s, ')')
 	if i < 0 || j < i {
-		return "", nil, fmt.Errorf("malformed /proc/%d/stat", pid)
+		return "", nil, fmt.Errorf("malformed %s", path)
 	}
 	if f = strings.Fields(s[j+1:]); len(f) < min {
-		return "", nil, fmt.Errorf("malformed /proc/%d/stat", pid)
+		return "", nil, fmt.Errorf("malformed %s", path)
 	}
 	return s[i+1 : j], f, nil
 }
