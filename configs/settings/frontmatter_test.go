@@ -1,6 +1,7 @@
 package settings
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -115,6 +116,29 @@ func TestFrontmatterErrors(t *testing.T) {
 	bomb = strings.Replace(bomb, "command: x}", "command: x, statusMessage: *i}", 1) + "---\n"
 	if _, err := ParseFile(agentRef("/a.md"), []byte(bomb), ""); err == nil || !strings.Contains(err.Error(), "too large") {
 		t.Errorf("alias bomb: %v", err)
+	}
+}
+
+// TestFrontmatterLineBreaks: YAML also ends a line at a lone \r, NEL, LS and PS; the
+// file has lines only at \n, and every position hookd reports is the file's (a fuzz find:
+// a warning at line 4 of a 2-line file).
+func TestFrontmatterLineBreaks(t *testing.T) {
+	for _, tc := range []struct{ doc, want string }{
+		{"---\n\r\r- a\n---", "/a.md:2:3: the frontmatter is not a mapping"},
+		{"---\r\n\r\n- a\r\n---", "/a.md:3:1: the frontmatter is not a mapping"},
+		{"---\nx: 1\u2028\u2029- a\n---", "/a.md:2:6: invalid YAML frontmatter"},
+		{"---\nx: \u0085y: [\n---", "/a.md:2:5: invalid YAML frontmatter"},
+		{"---\nname: r\ndescription: d\nhooks:\r  Stop:\r    - hooks:\r        - {type: command, command: x, timeout: soon}\n---\n",
+			"/a.md:4:76: hooks.Stop[0].hooks[0].timeout: must be a number"},
+	} {
+		f, err := ParseFile(agentRef("/a.md"), []byte(tc.doc), "")
+		got := fmt.Sprint(err)
+		if err == nil && len(f.Warnings) == 1 {
+			got = f.Warnings[0].String()
+		}
+		if !strings.HasPrefix(got, tc.want) {
+			t.Errorf("%q: %s, want prefix %q", tc.doc, got, tc.want)
+		}
 	}
 }
 
@@ -258,26 +282,32 @@ func FuzzFrontmatter(f *testing.F) {
 		f.Add([]byte(s), false)
 	}
 	f.Add([]byte("---\nhooks: {Stop: [{hooks: [{type: command, command: x, timeout: 0x10}]}]}\n---\n"), false)
+	f.Add([]byte("---\n\r\rx---"), true)
+	f.Add([]byte("---\nhooks:\r  Stop: [\u2028---"), false)
 	f.Fuzz(func(t *testing.T, data []byte, agent bool) {
 		ref := skillRef("/p/.claude/skills/s/SKILL.md", "s")
 		if agent {
 			ref = agentRef("/p/.claude/agents/a.md")
 		}
 		file, err := ParseFile(ref, data, "")
+		lines := strings.Count(string(data), "\n") + 1
 		if err != nil {
-			if fe, ok := err.(*FileError); !ok || fe.File != ref.Path {
+			fe, ok := err.(*FileError)
+			if !ok || fe.File != ref.Path {
 				t.Fatalf("error %T %v does not name the file", err, err)
+			}
+			if fe.Line > lines || fe.Line > 0 && fe.Col < 1 {
+				t.Fatalf("error at %d:%d of a %d-line file: %v", fe.Line, fe.Col, lines, err)
 			}
 			return
 		}
-		lines := strings.Count(string(data), "\n") + 1
 		for _, h := range file.Handlers {
 			if h.Event == nil || h.Frontmatter == nil {
 				t.Fatalf("handler without event or source: %+v", h)
 			}
 		}
 		for _, w := range file.Warnings {
-			if w.Line > lines {
+			if w.Line > lines || w.Line > 0 && w.Col < 1 {
 				t.Fatalf("warning at line %d of a %d-line file: %v", w.Line, lines, w)
 			}
 		}

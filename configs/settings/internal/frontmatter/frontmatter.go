@@ -18,6 +18,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"unicode/utf8"
 
 	"go.yaml.in/yaml/v3"
 )
@@ -94,10 +95,12 @@ func Read(data []byte, agent bool) (*Doc, *Error) {
 	}
 	doc.Found = true
 	lineOff := bytes.Count(data[:off], []byte{'\n'})
+	lines := newLineMap(block)
 	at := func(line, col int) Pos {
 		if line <= 0 {
 			return Pos{}
 		}
+		line, col = lines.pos(line, col)
 		return Pos{line + lineOff, col}
 	}
 	if len(block) > maxFrontmatter {
@@ -154,7 +157,8 @@ func Read(data []byte, agent bool) (*Doc, *Error) {
 		return nil, &Error{at(hooks.Line, hooks.Column), "hooks", err.Error()}
 	}
 	for i := range c.marks {
-		c.marks[i].line += lineOff
+		p := at(c.marks[i].line, c.marks[i].col)
+		c.marks[i].line, c.marks[i].col = p.Line, p.Col
 	}
 	doc.Hooks, doc.marks = c.buf.Bytes(), c.marks
 	return doc, nil
@@ -217,6 +221,45 @@ func yamlNames(n *yaml.Node) []string {
 }
 
 var yamlLineRE = regexp.MustCompile(`^yaml: line (\d+): (.*)$`)
+
+// lineMap turns the YAML parser's line:column in a block into the Markdown file's. The
+// parser ends a line at \r\n, \n, and also at a lone \r, NEL, LS and PS, where the file
+// (and every editor and tool that names a line, grep -n, sed, vim) has only \n; columns
+// count characters in both.
+type lineMap []linePos
+
+// linePos: where a line of the parser's starts, as the block's own line:column.
+type linePos struct{ line, col int }
+
+func newLineMap(block []byte) lineMap {
+	m := lineMap{{1, 1}}
+	line, col := 1, 1
+	for i := 0; i < len(block); {
+		r, size := utf8.DecodeRune(block[i:])
+		switch {
+		case r == '\r' && i+1 < len(block) && block[i+1] == '\n':
+			size = 2
+			fallthrough
+		case r == '\n':
+			line, col = line+1, 1
+			m = append(m, linePos{line, col})
+		case r == '\r' || r == '\u0085' || r == '\u2028' || r == '\u2029':
+			col++
+			m = append(m, linePos{line, col})
+		default:
+			col++
+		}
+		i += size
+	}
+	return m
+}
+
+// pos is the block's line:column of the parser's (1-based; a line past the end is the
+// last line).
+func (m lineMap) pos(line, col int) (int, int) {
+	p := m[min(line, len(m))-1]
+	return p.line, p.col + max(col, 1) - 1
+}
 
 // yamlErrorLine splits "yaml: line N: msg" into N and msg (0 when there is no line).
 func yamlErrorLine(err error) (int, string) {
