@@ -82,7 +82,9 @@ func TestUnresponsiveZygoteIsStopped(t *testing.T) {
 	os.WriteFile(filepath.Join(spec.Dir, "slow.py"), []byte("import sys\nsys.stdin.read()\n"), 0o644)
 	slow := spec
 	slow.Script = "slow.py"
+	preImported(t, m, spec)
 	forked(t, m, spec, nil)
+	preImported(t, m, slow)
 	inR, inW, _ := os.Pipe()
 	defer inW.Close()
 	outR, outW, _ := os.Pipe()
@@ -115,9 +117,7 @@ func TestUnresponsiveZygoteIsStopped(t *testing.T) {
 	if c := m.Stats.Get(); c.Unresponsive == 0 {
 		t.Fatalf("not counted: %+v", c)
 	}
-	if err := m.WaitReady(spec, time.Minute); err != nil {
-		t.Fatal(err)
-	}
+	preImported(t, m, spec)
 	if o := forked(t, m, spec, nil); o.code != 0 {
 		t.Fatalf("the replacement zygote: %+v", o)
 	}
