@@ -138,6 +138,9 @@ func TestMemoLookupsNpmrcEdit(t *testing.T) {
 		if got := memoLookups(spec, false).Command; got != spec.Command {
 			t.Fatalf("after writing %s: still memoised as %s", rc, got)
 		}
+		// That asked npm again in the background; that npm writes in dir, which the test
+		// removes (under load the removal came first: "directory not empty").
+		poll(t, 30*time.Second, "the background lookup's end", func() bool { return !lookup.Running("npm root -g", spec.Env, spec.Dir) })
 	}
 }
 
