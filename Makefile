@@ -28,7 +28,7 @@ SOAK_TIMEOUT ?= 40m
 # 20m killed it in a CI dry run at that load.
 E2E_TIMEOUT ?= 40m
 
-.PHONY: help build run test unit conformance e2e pin-claude soak faults fleet bench bench-corpus fuzz lint clean release release-check
+.PHONY: help build run test unit unit-packages unit-blackbox conformance e2e pin-claude soak faults fleet bench bench-corpus fuzz lint clean release release-check
 
 help: ## list targets
 	@awk 'BEGIN{FS=":.*## "} /^[a-z][a-z0-9-]*:.*## /{printf "  %-11s %s\n", $$1, $$2}' $(MAKEFILE_LIST)
@@ -40,11 +40,31 @@ build: ## build bin/hookd and bin/hookc
 run: build ## build and start hookd in the foreground on the default settings sources
 	$(BIN)/hookd --debug serve
 
-test: lint unit conformance e2e ## what CI runs first: lint, every test with -race, the drift check, the real Claude Code suite
+# make test and make unit run their steps side by side (test/steps.sh): ./test and the
+# real-harness sessions mostly wait on processes, and the other steps' CPU work fills that
+# (test/README.md, "make test against its 10-minute budget"). Each step's output is printed
+# whole when it ends; the exit status fails when any step failed.
+test: ## what CI runs first, side by side: lint, every test with -race, then the drift check and the real-harness suites
+	@MAKE='$(MAKE)' UNIT_VET=off test/steps.sh nice:lint nice:unit-packages unit-blackbox "conformance e2e"
 
 unit: ## go test -race ./... but the fault suite, which make faults runs (UNIT_TIMEOUT per package; soak tests skip, saying so)
+	@MAKE='$(MAKE)' test/steps.sh unit-packages unit-blackbox
+
+# go test's -vet: empty is its default (a subset of go vet's checks before each package's
+# tests); make test sets it off, as its lint runs go vet ./... in full.
+UNIT_VET ?=
+# The two halves of make unit. The black-box tests wait on hook timeouts, sleeps and polls
+# far more than they compute, so ./test runs BLACKBOX_PARALLEL of them at once instead of
+# go test's default (GOMAXPROCS); each has a world of its own (test/harness_test.go, NewEnv).
+BLACKBOX_PARALLEL ?= 8
+MODULE := github.com/hookd/hookd
+
+unit-packages: ## make unit without ./test: every package's own tests, with -race
+	$(GO) test -race -count=1 -vet=$(UNIT_VET) -timeout $(UNIT_TIMEOUT) -skip '^TestFault' $$($(GO) list ./... | grep -vx '$(MODULE)/test')
+
+unit-blackbox: ## make unit's ./test: the black-box tests, with -race, but the fault suite
 	@echo "unit: the fault suite (./test TestFault*, 44 cases, ~1.5 min) is not run here: make faults runs it, and CI runs make faults after make test"
-	$(GO) test -race -count=1 -timeout $(UNIT_TIMEOUT) -skip '^TestFault' ./...
+	$(GO) test -race -count=1 -vet=$(UNIT_VET) -timeout $(UNIT_TIMEOUT) -parallel $(BLACKBOX_PARALLEL) -skip '^TestFault' ./test/
 
 faults: ## the fault suite (issues 13, 28; docs/reliability.md), with -race: every fault case end to end with its figures; CI runs it once after make test
 	@out=$$(mktemp); status=0; $(GO) test -race -count=1 -run '^TestFault' -v -timeout $(UNIT_TIMEOUT) ./test/ > $$out 2>&1 || status=$$?; \
@@ -133,8 +153,9 @@ lint: ## go vet, staticcheck, gofmt, import promises, package size (<= 3,500 non
 		echo "GOOS=darwin GOARCH=$$arch go build + go vet: $(DARWIN_PKGS)"; \
 		GOOS=darwin GOARCH=$$arch $(GO) build $(DARWIN_PKGS) && GOOS=darwin GOARCH=$$arch $(GO) vet $(DARWIN_PKGS) || exit 1; \
 	done
+	@# -vet=off: go vet for darwin/arm64 ran in full just above; go test's own vet is a subset.
 	@echo "GOOS=darwin GOARCH=arm64 go test -exec /bin/true (test binaries link; none runs)"; \
-	out=$$(GOOS=darwin GOARCH=arm64 $(GO) test -count=1 -exec /bin/true $(DARWIN_PKGS) 2>&1) || { echo "$$out"; exit 1; }
+	out=$$(GOOS=darwin GOARCH=arm64 $(GO) test -count=1 -vet=off -exec /bin/true $(DARWIN_PKGS) 2>&1) || { echo "$$out"; exit 1; }
 
 clean: ## remove build output
 	rm -rf $(BIN)

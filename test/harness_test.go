@@ -93,10 +93,11 @@ type Env struct {
 // socket paths are limited to 107 bytes and t.TempDir() paths can be long.
 //
 // NewEnv marks the test parallel: black-box tests run alongside each other (up to go test's
-// -parallel, GOMAXPROCS by default). Each Env is a world of its own — scratch HOME, managed
-// dir, project, state, socket and daemon — so nothing is shared but the built binaries, and
-// most of a black-box test's time is spent waiting on hook timeouts, sleeps and polls. A
-// test that needs two Envs gets one Parallel call.
+// -parallel: GOMAXPROCS by default, 8 under make unit and make test, the Makefile's
+// BLACKBOX_PARALLEL). Each Env is a world of its own — scratch HOME, managed dir, project,
+// state, socket and daemon — so nothing is shared but the built binaries, and most of a
+// black-box test's time is spent waiting on hook timeouts, sleeps and polls. A test that
+// needs two Envs gets one Parallel call.
 func NewEnv(t testing.TB) *Env {
 	t.Helper()
 	markParallel(t)
