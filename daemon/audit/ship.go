@@ -113,6 +113,9 @@ type Shipper struct {
 	off     int64
 	partial []byte
 	at      uint64 // seq of the last record read (queued or exported)
+	// behindChecked: since the open file was opened, read checked whether it was opened
+	// too late (sealedBehind).
+	behindChecked bool
 }
 
 // NewShipper returns a shipper; Run starts it.
@@ -397,7 +400,7 @@ func (s *Shipper) open(path string) error {
 	if s.f != nil {
 		s.f.Close()
 	}
-	s.f, s.fi, s.off, s.partial = f, fi, 0, nil
+	s.f, s.fi, s.off, s.partial, s.behindChecked = f, fi, 0, nil, false
 	return nil
 }
 
@@ -453,6 +456,10 @@ func (s *Shipper) nextFile() (string, error) {
 		return "", err
 	}
 	if s.fi != nil && os.SameFile(fi, s.fi) {
+		if s.off == 0 && !s.behindChecked {
+			s.behindChecked = true
+			return s.sealedBehind()
+		}
 		return "", nil
 	}
 	files, err := Files(s.o.Path)
@@ -466,6 +473,35 @@ func (s *Shipper) nextFile() (string, error) {
 	}
 	// The open file is gone (retention): find where the next record lives.
 	return s.locate(s.at)
+}
+
+// sealedBehind is the file holding the records after s.at when the open file, the current
+// one, was opened by name just after the writer rotated away the file meant (it renames
+// the current file, then makes a new one): the records after s.at were sealed before this
+// file existed, and until a record lands here nothing shows the gap (readFile's check).
+// Checked once per open file, at its first end: later records are written to the file
+// this shipper has open, which it follows through any rename. "" when nothing is behind.
+func (s *Shipper) sealedBehind() (string, error) {
+	if s.at == 0 {
+		return "", nil
+	}
+	p, err := s.locate(s.at)
+	if err != nil || p == "" {
+		return "", err
+	}
+	if pfi, err := os.Stat(p); err != nil || os.SameFile(pfi, s.fi) {
+		return "", nil
+	}
+	first, line, err := lastLineOf(p)
+	if err != nil || first == nil || line == nil {
+		return "", nil
+	}
+	fh, err1 := parseLineHead(first)
+	lh, err2 := parseLineHead(line)
+	if err1 != nil || err2 != nil || fh.Seq > s.at+1 || lh.Seq <= s.at {
+		return "", nil
+	}
+	return p, nil
 }
 
 // locate returns the file that holds the record after seq: the newest file whose first

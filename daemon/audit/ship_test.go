@@ -189,3 +189,63 @@ func TestShipperSkipsPermanentRejections(t *testing.T) {
 		t.Fatalf("status %+v", ex)
 	}
 }
+
+// A shipper that opened the current file by name just as the writer rotated it away (so
+// it holds a new, empty current file while the records after its cursor sit in the file
+// just sealed) ships those records without waiting for the next decision to show the gap.
+// Seen under load: a shipper idle at cursor 56 of 60, records 57–60 in the sealed file.
+func TestShipperFindsRecordsSealedAsItOpened(t *testing.T) {
+	l := openLog(t, Options{MaxBytes: 4 << 10})
+	for i := 1; l.Status().Rotations < 2; i++ {
+		if err := l.Append(context.Background(), decision(i)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if fi, err := os.Stat(l.Path()); err != nil || fi.Size() != 0 {
+		t.Fatalf("want an empty current file after the rotation: %v %v", fi, err)
+	}
+	files, err := Files(l.Path())
+	if err != nil || len(files) < 3 {
+		t.Fatalf("files %v, %v", files, err)
+	}
+	sealed := files[len(files)-2]
+	first, ok := firstSeq(sealed)
+	if !ok {
+		t.Fatalf("%s has no first record", sealed)
+	}
+	sink := &memSink{}
+	s, err := NewShipper(ShipperOptions{Name: "test", Path: l.Path(), Sink: sink, MaxBatch: 100})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() {
+		if s.f != nil {
+			s.f.Close()
+		}
+	}()
+	// The race, set up: everything before the last sealed file is shipped, and the file
+	// opened next is the current one, by name, after the rotation.
+	s.at = first - 1
+	if err := s.open(l.Path()); err != nil {
+		t.Fatal(err)
+	}
+	batch, err := s.read(nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []uint64
+	for _, e := range batch {
+		got = append(got, e.Record.Seq)
+	}
+	last := l.Status().Seq
+	if len(got) == 0 || got[0] != first || got[len(got)-1] != last || uint64(len(got)) != last-first+1 {
+		t.Fatalf("shipped %v, want %d..%d", got, first, last)
+	}
+	// Caught up on the empty current file, it stays there (no back and forth).
+	if batch, err := s.read(nil); err != nil || len(batch) != 0 {
+		t.Fatalf("after catching up: %d records, %v", len(batch), err)
+	}
+	if fi, err := os.Stat(l.Path()); err != nil || !os.SameFile(fi, s.fi) {
+		t.Fatalf("the shipper left the current file: %v", err)
+	}
+}
