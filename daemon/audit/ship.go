@@ -475,12 +475,13 @@ func (s *Shipper) nextFile() (string, error) {
 	return s.locate(s.at)
 }
 
-// sealedBehind is the file holding the records after s.at when the open file, the current
-// one, was opened by name just after the writer rotated away the file meant (it renames
-// the current file, then makes a new one): the records after s.at were sealed before this
-// file existed, and until a record lands here nothing shows the gap (readFile's check).
-// Checked once per open file, at its first end: later records are written to the file
-// this shipper has open, which it follows through any rename. "" when nothing is behind.
+// sealedBehind is another file holding the record after s.at, "" when none does: the
+// open file was opened by name just after the writer rotated away the file meant (it
+// renames the current file, then makes a new one), so the records after s.at were sealed
+// before this file existed. readFile asks when the open file skips past s.at+1; nextFile
+// once per open current file, at its first end, since until a record lands there nothing
+// shows the gap (later records go to the file this shipper has open, which it follows
+// through any rename).
 func (s *Shipper) sealedBehind() (string, error) {
 	if s.at == 0 {
 		return "", nil
@@ -580,12 +581,8 @@ func (s *Shipper) readFile(batch []Entry) ([]Entry, error) {
 			if s.at > 0 && r.Seq > s.at+1 {
 				// A gap: this file was opened by name just as it was rotated away (the
 				// records after s.at are in a rotated file), or retention removed them.
-				if p, err := s.locate(s.at); err == nil {
-					if pfi, err := os.Stat(p); err == nil && !os.SameFile(pfi, s.fi) {
-						if first, ok := firstSeq(p); ok && first <= s.at+1 {
-							return batch, &errSwitch{path: p}
-						}
-					}
+				if p, err := s.sealedBehind(); err == nil && p != "" {
+					return batch, &errSwitch{path: p}
 				}
 				s.lost(r.Seq - s.at - 1)
 			}
